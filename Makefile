@@ -1,0 +1,33 @@
+# The project's commands. `make install` then `make test` is exactly what CI runs (.ci/run).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+
+.PHONY: install test lint typecheck unit bench run clean
+
+install:  ## create .venv and install the service with its dev tools
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+
+test: lint typecheck  ## lint, type-check, then the whole test suite (unit, contract, e2e)
+	$(BIN)/python -m pytest -q
+
+lint:
+	$(BIN)/ruff check memory_service indexer tests bench
+	$(BIN)/ruff format --check memory_service indexer tests bench
+
+typecheck:
+	$(BIN)/mypy
+
+unit:  ## fast: pure-logic tests only
+	$(BIN)/python -m pytest -q tests/unit
+
+bench:  ## search latency at 10k memories (see docs/benchmarks.md for the 100k run)
+	$(BIN)/python bench/search_latency.py --n 10000
+
+run:  ## the MCP server on stdio, embedded stores
+	$(BIN)/memory-service
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

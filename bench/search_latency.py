@@ -1,0 +1,195 @@
+"""Search latency at N memories: ingest, index, then 500 searches end to end and store-only.
+
+    .venv/bin/python bench/search_latency.py --n 10000
+    .venv/bin/python bench/search_latency.py --n 100000
+
+Ingest goes through the MCP server (memory_bulk_add, 100 per call, plus a sample of single
+memory_add calls); searches are memory_search calls timed at the MCP client (query embedding
+included). The server runs as a real subprocess over stdio by default (as Claude Code runs it);
+``--transport memory`` uses the in-process client. Store-only time is the vector store's own
+search call with precomputed query vectors, after the HNSW index is built. Prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psutil
+from mcp import Client, StdioServerParameters
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.corpus import memories, queries
+from memory_service.app import open_services
+from memory_service.core.ports import PayloadFilter
+from memory_service.core.records import MEMORIES
+from memory_service.server import build_server
+from memory_service.settings import EmbeddingSettings, Settings
+
+DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def summary(values: list[float]) -> str:
+    p50, p95, p99 = (pct(values, q) for q in (50, 95, 99))
+    return f"p50 {p50:7.2f}  p95 {p95:7.2f}  p99 {p99:7.2f}  (ms, n={len(values)})"
+
+
+def settings_for(data_dir: Path, model: Path) -> Settings:
+    return Settings(
+        data_dir=data_dir,
+        project_root=data_dir,
+        project="bench",
+        embedding=EmbeddingSettings(model_path=model),
+    )
+
+
+def client_for(args: argparse.Namespace, data_dir: Path, model: Path) -> Client:
+    if args.transport == "memory":
+        return Client(build_server(settings_for(data_dir, model)))
+    env = {
+        **os.environ,
+        "MEMORY_DATA_DIR": str(data_dir),
+        "MEMORY_PROJECT_ROOT": str(data_dir),
+        "MEMORY_PROJECT": "bench",
+        "MEMORY_EMBEDDING__MODEL_PATH": str(model),
+        "HF_HUB_OFFLINE": "1",
+    }
+    return Client(
+        StdioServerParameters(command=sys.executable, args=["-m", "memory_service"], env=env),
+        read_timeout_seconds=600,
+    )
+
+
+def server_rss_mb(transport: str) -> float:
+    me = psutil.Process()
+    if transport == "memory":
+        return me.memory_info().rss / 1e6
+    kids = [p for p in me.children(recursive=True) if "memory_service" in " ".join(p.cmdline())]
+    return sum(p.memory_info().rss for p in kids) / 1e6
+
+
+async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    data = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    if result.is_error:
+        raise RuntimeError(f"{tool} failed: {data}")
+    return data
+
+
+async def ingest_and_search(
+    args: argparse.Namespace, data_dir: Path, model: Path, out: dict[str, Any]
+) -> None:
+    items = list(memories(args.n))
+    async with client_for(args, data_dir, model) as client:
+        started = time.perf_counter()
+        for i in range(0, len(items), 100):
+            await call(client, "memory_bulk_add", {"memories": items[i : i + 100]})
+            if (i // 100) % 100 == 0:
+                print(
+                    f"  ingested {i + 100:>7} / {args.n}  ({time.perf_counter() - started:6.1f} s)",
+                    flush=True,
+                )
+        seconds = time.perf_counter() - started
+        out["ingest_seconds"] = seconds
+        out["ingest_per_s"] = args.n / seconds
+        singles = []
+        for item in memories(args.singles, seed=99):
+            t0 = time.perf_counter()
+            await call(client, "memory_add", item)
+            singles.append((time.perf_counter() - t0) * 1000)
+        out["memory_add_ms"] = singles
+        out["rss_after_ingest_mb"] = server_rss_mb(args.transport)
+
+
+async def searches(args: argparse.Namespace, data_dir: Path, model: Path, out: dict[str, Any]) -> None:
+    qs = queries(args.queries)
+    async with client_for(args, data_dir, model) as client:
+        await call(client, "memory_search", {"query": "warm up the model", "limit": 10})
+        client_ms, server_ms = [], []
+        for q in qs:
+            t0 = time.perf_counter()
+            data = await call(client, "memory_search", {"query": q, "limit": 10})
+            client_ms.append((time.perf_counter() - t0) * 1000)
+            server_ms.append(float(data["query_time_ms"]))
+        out["search_ms"] = client_ms
+        out["search_server_ms"] = server_ms
+        out["rss_after_search_mb"] = server_rss_mb(args.transport)
+
+
+def store_only(data_dir: Path, model: Path, n_queries: int, out: dict[str, Any]) -> None:
+    services = open_services(settings_for(data_dir, model), housekeeping=False)
+    try:
+        t0 = time.perf_counter()
+        services.stores.vectors.optimize(MEMORIES)
+        out["index_build_seconds"] = time.perf_counter() - t0
+        services.stores.embedder.wait_ready(120)
+        vectors = [services.stores.embedder.embed_query(q) for q in queries(n_queries)]
+        flt = PayloadFilter(equals={"status": "active"})
+        timings = []
+        for v in vectors:
+            t0 = time.perf_counter()
+            services.stores.vectors.search_dense(MEMORIES, v, 30, flt)
+            timings.append((time.perf_counter() - t0) * 1000)
+        out["store_search_ms"] = timings
+        out["disk_mb"] = services.stores.vectors.size_bytes() / 1e6
+        out["points"] = services.stores.vectors.count(MEMORIES)
+    finally:
+        services.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--n", type=int, default=10_000, help="memories to ingest")
+    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--singles", type=int, default=200, help="single memory_add calls to time")
+    parser.add_argument("--transport", choices=["stdio", "memory"], default="stdio")
+    parser.add_argument(
+        "--model-path", type=Path, default=Path(os.environ.get("MEMORY_TEST_MODEL_PATH", DEFAULT_MODEL))
+    )
+    parser.add_argument("--data-dir", type=Path, help="keep the data here (default: a temp dir)")
+    args = parser.parse_args()
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="membench-") as tmp:
+        data_dir = args.data_dir or Path(tmp) / "data"
+        print(
+            f"memory-service search latency: N={args.n}, transport={args.transport}, model={args.model_path}"
+        )
+        anyio.run(ingest_and_search, args, data_dir, args.model_path, out)
+        store_only(data_dir, args.model_path, args.queries, out)
+        anyio.run(searches, args, data_dir, args.model_path, out)
+    print()
+    print(f"memories stored              {out['points']}")
+    print(
+        f"ingest (bulk_add x100)       {out['ingest_per_s']:.0f} memories/s  ({out['ingest_seconds']:.1f} s)"
+    )
+    print(f"memory_add (single)          {summary(out['memory_add_ms'])}")
+    print(f"HNSW index build             {out['index_build_seconds']:.1f} s (background in the server)")
+    print(f"memory_search end to end     {summary(out['search_ms'])}")
+    print(f"  server query_time_ms       {summary(out['search_server_ms'])}")
+    print(f"store-only dense search      {summary(out['store_search_ms'])}")
+    print(
+        f"server RSS                   {out['rss_after_ingest_mb']:.0f} MB after ingest, "
+        f"{out['rss_after_search_mb']:.0f} MB after searches"
+    )
+    print(f"vectors on disk              {out['disk_mb']:.0f} MB")
+    print(f"mean search                  {statistics.mean(out['search_ms']):.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

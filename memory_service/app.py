@@ -1,0 +1,168 @@
+"""Wiring: open the stores one process owns, build the services, run housekeeping.
+
+The server and the CLI both start here, so there is one place that owns the engine handles
+(ROADMAP 6: a forwarder can later sit in front of it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory_service.core.errors import MemoryServiceError
+from memory_service.core.models import MemoryStatus, MemoryType, Scope
+from memory_service.core.ports import ComponentHealth, PayloadFilter
+from memory_service.core.records import MEMORIES, Stores, memories_collection
+from memory_service.core.services.graph_sync import GraphSync
+from memory_service.core.services.memory import MemoryService
+from memory_service.core.services.search import SearchService
+from memory_service.core.services.writer import RecordWriter
+from memory_service.settings import Settings
+from memory_service.stores.factory import build_stores
+from memory_service.stores.owner_lock import OwnerLock
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Services:
+    settings: Settings
+    stores: Stores
+    sync: GraphSync
+    memory: MemoryService
+    search: SearchService
+    lock: OwnerLock
+    _housekeeper: Housekeeper | None = field(default=None, repr=False)
+
+    def health(self) -> list[ComponentHealth]:
+        parts = []
+        for store in (self.stores.vectors, self.stores.graph, self.stores.cache, self.stores.queue):
+            try:
+                parts.append(store.health())
+            except MemoryServiceError as exc:
+                parts.append(ComponentHealth(type(store).__name__, "unavailable", "?", exc.message))
+        parts.append(self.stores.embedder.health())
+        return parts
+
+    def stats(self) -> dict[str, Any]:
+        """memory_statistics-shaped figures, from the stores themselves."""
+        vectors = self.stores.vectors
+        by_type = {
+            t.value: n
+            for t in MemoryType
+            if (n := vectors.count(MEMORIES, PayloadFilter(equals={"status": "active", "type": t.value})))
+        }
+        deleted = vectors.count(MEMORIES, PayloadFilter(equals={"status": MemoryStatus.DELETED.value}))
+        pending_embeddings = vectors.count(
+            MEMORIES, PayloadFilter(equals={"status": "active", "embedding_pending": True})
+        )
+        try:
+            rel_by_type = self.stores.graph.count_edges_by_type()
+            graph_mb = round(self.stores.graph.size_bytes() / 1e6, 3)
+        except MemoryServiceError:
+            rel_by_type, graph_mb = {}, 0.0
+        sync = self.sync.pending()
+        cache = self.stores.cache.stats()
+        return {
+            "memories": {
+                "total": sum(by_type.values()),
+                "by_type": by_type,
+                "deleted": deleted,
+                "embedding_pending": pending_embeddings,
+            },
+            "relationships": {"total": sum(rel_by_type.values()), "by_type": rel_by_type},
+            "storage": {
+                "qdrant_size_mb": round(vectors.size_bytes() / 1e6, 3),
+                "neo4j_size_mb": graph_mb,
+                "cache_size_mb": round(self.stores.cache.size_bytes() / 1e6, 3),
+            },
+            "sync": {
+                "pending": sync.get("pending", 0) + sync.get("inflight", 0),
+                "failed": sync.get("failed", 0),
+            },
+            "performance": {"cache_hit_rate": cache.get("hit_rate", 0.0)},
+        }
+
+    def close(self) -> None:
+        if self._housekeeper is not None:
+            self._housekeeper.stop()
+        with contextlib.suppress(MemoryServiceError):  # left queued; the next start retries it
+            self.sync.drain()
+        self.stores.close()
+        self.lock.release()
+
+
+def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
+    """Take ownership of the data directory and open everything; the model loads in the background."""
+    data_dir = settings.resolved_data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    lock = OwnerLock(data_dir)
+    lock.acquire()
+    try:
+        stores = build_stores(settings)
+    except BaseException:
+        lock.release()
+        raise
+    stores.embedder.start()  # type: ignore[attr-defined]
+    stores.vectors.ensure_collection(memories_collection(settings.embedding.dim))
+    stores.queue.release_inflight()  # messages a crashed run left in flight
+    sync = GraphSync(stores.queue, stores.graph)
+    writer = RecordWriter(stores, sync, model_wait_seconds=settings.embedding.load_timeout_seconds)
+    scope = Scope(project=settings.project, branch=settings.branch)
+    services = Services(
+        settings=settings,
+        stores=stores,
+        sync=sync,
+        memory=MemoryService(stores, writer, settings.memory, scope, settings.actor),
+        search=SearchService(stores),
+        lock=lock,
+    )
+    writer.drain_quietly()
+    if housekeeping:
+        services._housekeeper = Housekeeper(services)
+        services._housekeeper.start()
+    return services
+
+
+class Housekeeper:
+    """Background upkeep off the request path: retry graph sync, build the HNSW index when idle."""
+
+    def __init__(self, services: Services, *, interval: float = 2.0) -> None:
+        self._services = services
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="housekeeper", daemon=True)
+        self._indexed_points = -1
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self._tick()
+            except MemoryServiceError as exc:
+                logger.warning("housekeeping: %s", exc.message)
+            except Exception:
+                logger.exception("housekeeping failed")
+
+    def _tick(self) -> None:
+        services = self._services
+        if services.sync.pending().get("pending", 0):
+            services.sync.drain()
+        vectors = services.stores.vectors
+        total = vectors.count(MEMORIES)
+        indexed = max(self._indexed_points, 0)
+        # Rebuilds cost time proportional to the collection: wait for 25% growth once large.
+        threshold = max(services.settings.qdrant.optimize_after_points, indexed // 4)
+        if total - indexed >= threshold:
+            logger.info("building vector index for %d points", total)
+            vectors.optimize(MEMORIES)
+            self._indexed_points = total

@@ -1,0 +1,111 @@
+"""Domain models: memory records, their scope, relationships.
+
+Pure pydantic, no storage logic. Every record carries its scope, content hash, version, status,
+timestamps and actor from day one (ROADMAP: no migration when governance features arrive).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now, the only clock the core reads."""
+    return datetime.now(UTC)
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 of the content, hex: the dedupe key of seed 004 (FR-032)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class MemoryType(StrEnum):
+    """The eight memory types of seed 001 (memory_add's ``type`` enum)."""
+
+    REQUIREMENTS = "requirements"
+    DESIGN = "design"
+    CODE_PATTERN = "code_pattern"
+    COMPONENT = "component"
+    FUNCTION = "function"
+    TEST_HISTORY = "test_history"
+    SESSION = "session"
+    USER_PREFERENCE = "user_preference"
+
+
+class MemoryStatus(StrEnum):
+    """Lifecycle of a record; deleted records stay stored (soft delete)."""
+
+    ACTIVE = "active"
+    DELETED = "deleted"
+
+
+class Scope(BaseModel):
+    """Where a memory belongs: the six levels of seed 004 (FR-017); unknown levels stay None."""
+
+    model_config = ConfigDict(frozen=True)
+
+    org: str | None = None
+    project: str | None = None
+    service: str | None = None
+    branch: str | None = None
+    sprint: str | None = None
+    tenant: str | None = None
+
+
+class Relationship(BaseModel):
+    """A typed, directed edge between two entities (memories, files, functions...)."""
+
+    type: str
+    source_id: str
+    target_id: str
+    properties: dict[str, Any] = Field(default_factory=dict)
+
+
+class MemoryRecord(BaseModel):
+    """A stored memory: content + type-specific metadata + bookkeeping."""
+
+    id: str
+    type: str
+    content: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    title: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    scope: Scope = Field(default_factory=Scope)
+    content_hash: str
+    version: int = 1
+    status: MemoryStatus = MemoryStatus.ACTIVE
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None = None
+    actor: str = "agent"
+    embedding_model: str | None = None
+    # True while the record has no dense vector (no model was loaded when it was written);
+    # it is still found by lexical search, and an embedding refresh fills it in later.
+    embedding_pending: bool = False
+    # Edges removed by a soft delete, kept so that nothing is lost and a restore can replay them.
+    removed_relationships: list[Relationship] = Field(default_factory=list)
+
+    @property
+    def is_active(self) -> bool:
+        return self.status is MemoryStatus.ACTIVE
+
+    def embedding_text(self) -> str:
+        """The text that is embedded: title (when not already the first line) and content."""
+        if self.title and not self.content.startswith(self.title):
+            return f"{self.title}\n{self.content}"
+        return self.content
+
+
+def derive_title(content: str, metadata: dict[str, Any]) -> str:
+    """A short title: metadata's title/name if given, else the first line of the content."""
+    for key in ("title", "name", "pattern_name", "test_name", "component_name", "key"):
+        value = metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:200]
+    first_line = content.strip().splitlines()[0] if content.strip() else ""
+    return first_line[:120]

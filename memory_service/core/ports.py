@@ -1,0 +1,344 @@
+"""Ports: what the core needs from the outside world, typed with our own models.
+
+Each port has an embedded adapter (``memory_service/stores``, ``memory_service/embeddings``) and,
+later, a server adapter. Adapters translate driver exceptions into
+:class:`~memory_service.core.errors.ServiceUnavailableError` and never leak driver records.
+All methods are synchronous; the MCP layer runs them in worker threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+# --------------------------------------------------------------------------- health
+
+
+@dataclass(frozen=True)
+class ComponentHealth:
+    """State of one store or model: ``ok``, ``degraded`` or ``unavailable``, with a reason."""
+
+    name: str
+    state: Literal["ok", "degraded", "unavailable"]
+    backend: str
+    detail: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- vectors
+
+
+@dataclass(frozen=True)
+class SparseVector:
+    """A sparse lexical vector (BM25-style term weights)."""
+
+    indices: list[int]
+    values: list[float]
+
+
+@dataclass
+class VectorPoint:
+    """A point to upsert: id, optional dense vector, optional sparse vector, JSON payload."""
+
+    id: str
+    payload: dict[str, Any]
+    dense: list[float] | None = None
+    sparse: SparseVector | None = None
+
+
+@dataclass
+class ScoredPoint:
+    """A search hit: id, raw engine score (cosine for dense, BM25 dot for sparse) and payload."""
+
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PayloadFilter:
+    """A conjunction of payload conditions, translated by each adapter.
+
+    ``equals``: field == value; ``any_of``: field in values; ``ranges``: field within
+    [gte, lte] (numbers; None = open); ``not_equals``: field != value.
+    """
+
+    equals: dict[str, Any] = field(default_factory=dict)
+    any_of: dict[str, Sequence[Any]] = field(default_factory=dict)
+    ranges: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    not_equals: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CollectionSpec:
+    """A collection: dense dimension, whether it has a sparse vector, payload fields to index."""
+
+    name: str
+    dense_dim: int
+    sparse: bool = True
+    keyword_indexes: tuple[str, ...] = ()
+    float_indexes: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Records and their vectors (source of truth for memory records)."""
+
+    def ensure_collection(self, spec: CollectionSpec) -> None: ...
+
+    def upsert(self, collection: str, points: Sequence[VectorPoint]) -> None: ...
+
+    def overwrite_payload(self, collection: str, points: Sequence[VectorPoint]) -> None:
+        """Replace the payload of existing points, keeping their vectors (metadata-only changes)."""
+        ...
+
+    def retrieve(self, collection: str, ids: Sequence[str]) -> list[VectorPoint]:
+        """Points by id with payload (vectors not required); unknown ids are left out."""
+        ...
+
+    def delete(self, collection: str, ids: Sequence[str]) -> None: ...
+
+    def search_dense(
+        self, collection: str, vector: Sequence[float], limit: int, flt: PayloadFilter | None = None
+    ) -> list[ScoredPoint]: ...
+
+    def search_sparse(
+        self, collection: str, vector: SparseVector, limit: int, flt: PayloadFilter | None = None
+    ) -> list[ScoredPoint]: ...
+
+    def scroll(
+        self, collection: str, flt: PayloadFilter | None = None, limit: int = 256, offset: str | None = None
+    ) -> tuple[list[VectorPoint], str | None]:
+        """A page of points (payload only) and the offset of the next page (None at the end)."""
+        ...
+
+    def count(self, collection: str, flt: PayloadFilter | None = None) -> int: ...
+
+    def optimize(self, collection: str) -> bool:
+        """Build indexes (HNSW). Slow: call it from background work only."""
+        ...
+
+    def size_bytes(self) -> int: ...
+
+    def health(self) -> ComponentHealth: ...
+
+    def close(self) -> None: ...
+
+
+# --------------------------------------------------------------------------- graph
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """A node: label (Memory, File, Function, Class...), id, scalar properties."""
+
+    label: str
+    id: str
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    """A directed, typed edge between two nodes, identified by (label, id) at each end."""
+
+    type: str
+    source_label: str
+    source_id: str
+    target_label: str
+    target_id: str
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RelatedEntity:
+    """One entity reached by a traversal, with the edge type that reached it and the hop count."""
+
+    id: str
+    label: str
+    name: str | None
+    relationship: str
+    direction: Literal["OUTGOING", "INCOMING"]
+    distance: int
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """Relationships, traceability and the code graph (source of truth for edges)."""
+
+    def upsert_nodes(self, nodes: Sequence[GraphNode]) -> None: ...
+
+    def upsert_edges(self, edges: Sequence[GraphEdge]) -> None: ...
+
+    def delete_node(self, label: str, node_id: str) -> int:
+        """Delete a node and its edges; returns the number of edges removed."""
+        ...
+
+    def delete_edges_of(self, label: str, node_id: str) -> list[GraphEdge]:
+        """Delete every edge touching a node (the node stays); returns the removed edges."""
+        ...
+
+    def edges_of(self, label: str, node_id: str) -> list[GraphEdge]:
+        """Every edge touching a node, both directions."""
+        ...
+
+    def related(
+        self,
+        label: str,
+        node_id: str,
+        rel_types: Sequence[str] | None = None,
+        direction: Literal["OUTGOING", "INCOMING", "BOTH"] = "BOTH",
+        depth: int = 1,
+        limit: int = 200,
+    ) -> list[RelatedEntity]: ...
+
+    def count_edges_by_type(self) -> dict[str, int]: ...
+
+    def count_nodes_by_label(self) -> dict[str, int]: ...
+
+    def query(
+        self,
+        cypher: str,
+        params: dict[str, Any] | None = None,
+        *,
+        read_only: bool = True,
+        row_limit: int = 1000,
+    ) -> list[dict[str, Any]]:
+        """Run Cypher; rows as plain JSON-able dicts. Write clauses are refused when read_only."""
+        ...
+
+    def size_bytes(self) -> int: ...
+
+    def health(self) -> ComponentHealth: ...
+
+    def close(self) -> None: ...
+
+
+# --------------------------------------------------------------------------- cache / queue / audit
+
+
+@runtime_checkable
+class Cache(Protocol):
+    """A key/value cache with optional TTL (embeddings by content hash, search results)."""
+
+    def get(self, namespace: str, key: str) -> bytes | None: ...
+
+    def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]: ...
+
+    def set(self, namespace: str, key: str, value: bytes, ttl_seconds: float | None = None) -> None: ...
+
+    def set_many(self, namespace: str, items: dict[str, bytes], ttl_seconds: float | None = None) -> None: ...
+
+    def delete_namespace(self, namespace: str) -> int: ...
+
+    def stats(self) -> dict[str, float]:
+        """hits, misses, hit_rate, entries."""
+        ...
+
+    def size_bytes(self) -> int: ...
+
+    def health(self) -> ComponentHealth: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class QueueMessage:
+    """A durable queue entry: id, topic, JSON payload, attempts so far, last error."""
+
+    id: int
+    topic: str
+    payload: dict[str, Any]
+    attempts: int = 0
+    last_error: str | None = None
+
+
+@runtime_checkable
+class Queue(Protocol):
+    """A durable at-least-once queue (the graph-sync outbox)."""
+
+    def enqueue(self, topic: str, payloads: Sequence[dict[str, Any]]) -> list[int]: ...
+
+    def claim(self, topic: str, limit: int = 100) -> list[QueueMessage]:
+        """Pending messages in enqueue order, marked in-flight until acked or failed."""
+        ...
+
+    def ack(self, ids: Sequence[int]) -> None: ...
+
+    def fail(self, message_id: int, error: str, *, max_attempts: int = 5) -> None:
+        """Record a failed attempt: back to pending, or dead after max_attempts."""
+        ...
+
+    def release_inflight(self) -> int:
+        """Return in-flight messages (from a crashed run) to pending; returns how many."""
+        ...
+
+    def counts(self, topic: str | None = None) -> dict[str, int]:
+        """pending, inflight, failed (dead) counts."""
+        ...
+
+    def health(self) -> ComponentHealth: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    """One mutation: who did what to which entity, when, with what change."""
+
+    operation: str
+    entity_type: str
+    entity_id: str
+    actor: str
+    details: dict[str, Any] = field(default_factory=dict)
+    timestamp: str | None = None
+
+
+@runtime_checkable
+class AuditLog(Protocol):
+    """Append-only log of every mutation."""
+
+    def append(self, events: Sequence[AuditEvent]) -> None: ...
+
+    def count(self, entity_id: str | None = None) -> int: ...
+
+    def list(self, entity_id: str | None = None, limit: int = 100) -> list[AuditEvent]: ...
+
+    def close(self) -> None: ...
+
+
+# --------------------------------------------------------------------------- embeddings
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Dense text embeddings. ``ready`` is False when no model could be loaded."""
+
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def ready(self) -> bool: ...
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until the model is loaded or failed; True when usable."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+    def health(self) -> ComponentHealth: ...
+
+
+@runtime_checkable
+class SparseEncoder(Protocol):
+    """Sparse lexical vectors (BM25); needs no model, so it always works."""
+
+    def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]: ...
+
+    def encode_query(self, text: str) -> SparseVector: ...

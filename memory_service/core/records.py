@@ -1,0 +1,64 @@
+"""How memory records are laid out in the vector store, and the store bundle the services use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memory_service.core.models import MemoryRecord
+from memory_service.core.ports import (
+    AuditLog,
+    Cache,
+    CollectionSpec,
+    Embedder,
+    GraphStore,
+    Queue,
+    SparseEncoder,
+    VectorStore,
+)
+
+MEMORIES = "memories"
+MEMORY_LABEL = "Memory"
+GRAPH_SYNC_TOPIC = "graph_sync"
+
+# Payload fields with an index: what filters and facets use.
+KEYWORD_FIELDS = ("type", "status", "project", "branch", "content_hash")
+FLOAT_FIELDS = ("created_at_ts", "updated_at_ts")
+
+
+def memories_collection(dim: int) -> CollectionSpec:
+    return CollectionSpec(
+        name=MEMORIES, dense_dim=dim, sparse=True, keyword_indexes=KEYWORD_FIELDS, float_indexes=FLOAT_FIELDS
+    )
+
+
+def to_payload(record: MemoryRecord) -> dict[str, Any]:
+    """The record as JSON, plus flat copies of the fields that filters use."""
+    payload = record.model_dump(mode="json")
+    payload["project"] = record.scope.project
+    payload["branch"] = record.scope.branch
+    payload["created_at_ts"] = record.created_at.timestamp()
+    payload["updated_at_ts"] = record.updated_at.timestamp()
+    return payload
+
+
+def from_payload(payload: dict[str, Any]) -> MemoryRecord:
+    data = {k: v for k, v in payload.items() if k in MemoryRecord.model_fields}
+    return MemoryRecord.model_validate(data)
+
+
+@dataclass
+class Stores:
+    """The engines one process owns (ROADMAP 6: keep the handles in one place)."""
+
+    vectors: VectorStore
+    graph: GraphStore
+    cache: Cache
+    queue: Queue
+    audit: AuditLog
+    embedder: Embedder
+    sparse: SparseEncoder
+
+    def close(self) -> None:
+        for store in (self.vectors, self.graph, self.queue, self.audit, self.cache):
+            store.close()

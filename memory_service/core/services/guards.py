@@ -1,0 +1,120 @@
+"""Domain checks shared by the services: ids, metadata limits, relationship type names."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from typing import Any
+
+import pydantic
+
+from memory_service.core.errors import ValidationError
+from memory_service.core.metadata import metadata_model
+from memory_service.core.validation import translate
+
+# Seed 003's limits for metadata, widened for design documents: deep enough for structure,
+# small enough that one record cannot swamp a response.
+MAX_METADATA_BYTES = 32_768
+MAX_METADATA_DEPTH = 6
+MAX_METADATA_KEYS = 100
+_REL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+
+
+def parse_uuid(value: str, *, field: str = "memory_id") -> str:
+    """The canonical (lowercase, hyphenated) form of a UUID, or VAL_INVALID_UUID."""
+    try:
+        return str(uuid.UUID(str(value).strip()))
+    except (ValueError, AttributeError, TypeError):
+        raise ValidationError(
+            f"'{value}' is not a valid UUID",
+            code="VAL_INVALID_UUID",
+            details={"field": field, "provided": str(value)[:100], "expected": "uuid"},
+            suggestion="Use the memory_id returned by memory_add or memory_search "
+            "(36 characters like 'a1b2c3d4-e5f6-7890-abcd-ef1234567890').",
+        ) from None
+
+
+def check_metadata(memory_type: str, metadata: dict[str, Any], *, field: str) -> dict[str, Any]:
+    """Validate type-specific metadata and size limits; returns it with canonical enum spellings."""
+    _check_shape(metadata, field)
+    model = metadata_model(memory_type)
+    try:
+        parsed = model.model_validate(metadata)
+    except pydantic.ValidationError as exc:
+        raise translate(exc, model, field_prefix=f"{field}.") from None
+    # Keep what the caller gave (minus nothing), with known fields in canonical form.
+    cleaned = parsed.model_dump(mode="json", exclude_unset=True)
+    return {**metadata, **cleaned}
+
+
+def _check_shape(metadata: dict[str, Any], field: str) -> None:
+    try:
+        encoded = json.dumps(metadata, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(
+            f"Field '{field}' is not JSON-serialisable: {exc}",
+            code="VAL_METADATA_INVALID",
+            details={"field": field},
+            suggestion="Use only strings, numbers, booleans, null, lists and objects in metadata.",
+        ) from None
+    if len(encoded.encode()) > MAX_METADATA_BYTES:
+        raise ValidationError(
+            f"Field '{field}' is {len(encoded.encode())} bytes; the limit is {MAX_METADATA_BYTES}",
+            code="VAL_METADATA_TOO_LARGE",
+            details={"field": field, "max_bytes": MAX_METADATA_BYTES},
+            suggestion="Keep metadata small and structured; put long text in 'content'.",
+        )
+    if len(metadata) > MAX_METADATA_KEYS:
+        raise ValidationError(
+            f"Field '{field}' has {len(metadata)} keys; the limit is {MAX_METADATA_KEYS}",
+            code="VAL_METADATA_TOO_LARGE",
+            details={"field": field, "max_keys": MAX_METADATA_KEYS},
+            suggestion="Group related keys into nested objects or move detail into 'content'.",
+        )
+    depth = _depth(metadata)
+    if depth > MAX_METADATA_DEPTH:
+        raise ValidationError(
+            f"Field '{field}' is nested {depth} levels deep; the limit is {MAX_METADATA_DEPTH}",
+            code="VAL_METADATA_TOO_DEEP",
+            details={"field": field, "max_depth": MAX_METADATA_DEPTH},
+            suggestion="Flatten the metadata object.",
+        )
+    bad = [k for k in _keys(metadata) if k.startswith("__") or k in ("constructor", "prototype")]
+    if bad:
+        raise ValidationError(
+            f"Field '{field}' contains unsafe keys: {', '.join(sorted(set(bad)))}",
+            code="VAL_METADATA_UNSAFE_KEY",
+            details={"field": field, "keys": sorted(set(bad))},
+            suggestion="Rename keys that start with '__' or are named 'constructor'/'prototype'.",
+        )
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def _keys(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [str(k) for k in value] + [k for v in value.values() for k in _keys(v)]
+    if isinstance(value, list):
+        return [k for v in value for k in _keys(v)]
+    return []
+
+
+def normalise_relationship_type(value: str, *, field: str) -> str:
+    """'implements' / 'depends-on' → IMPLEMENTS / DEPENDS_ON; anything else is refused."""
+    name = re.sub(r"[^A-Za-z0-9]+", "_", value.strip()).strip("_").upper()
+    if not _REL_TYPE.match(name):
+        raise ValidationError(
+            f"Invalid relationship type '{value}'",
+            code="VAL_INVALID_RELATIONSHIP_TYPE",
+            details={"field": field, "provided": value, "pattern": _REL_TYPE.pattern},
+            suggestion="Use a word such as IMPLEMENTS, DEPENDS_ON, TESTS, SUPERSEDES or RELATES_TO "
+            "(letters, digits and underscores, starting with a letter).",
+        )
+    return name

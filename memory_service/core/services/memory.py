@@ -1,0 +1,286 @@
+"""Memory CRUD: add, bulk add, update, soft delete, get (seed 001 §4.2.1)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from memory_service.core.errors import (
+    MemoryServiceError,
+    NotFoundError,
+    ServiceUnavailableError,
+    ValidationError,
+    memory_not_found,
+)
+from memory_service.core.models import (
+    MemoryRecord,
+    MemoryStatus,
+    Relationship,
+    Scope,
+    content_hash,
+    derive_title,
+    utcnow,
+)
+from memory_service.core.ports import AuditEvent, GraphEdge, GraphNode, PayloadFilter
+from memory_service.core.records import MEMORIES, MEMORY_LABEL, Stores, from_payload
+from memory_service.core.schemas import (
+    BulkError,
+    ConflictItem,
+    MemoryAddInput,
+    MemoryAddOutput,
+    MemoryBulkAddOutput,
+    MemoryBulkAddRequest,
+    MemoryDeleteOutput,
+    MemoryGetInput,
+    MemoryGetOutput,
+    MemoryUpdateInput,
+    MemoryUpdateOutput,
+    RelationshipInput,
+)
+from memory_service.core.services.graph_sync import (
+    op_delete_edges_of,
+    op_upsert_edges,
+    op_upsert_nodes,
+)
+from memory_service.core.services.guards import check_metadata, normalise_relationship_type, parse_uuid
+from memory_service.core.services.writer import RecordWriter
+from memory_service.core.validation import validate_input
+from memory_service.settings import MemorySettings
+
+
+class MemoryService:
+    def __init__(
+        self, stores: Stores, writer: RecordWriter, settings: MemorySettings, scope: Scope, actor: str
+    ) -> None:
+        self._stores = stores
+        self._writer = writer
+        self._settings = settings
+        self._scope = scope
+        self._actor = actor
+
+    # ------------------------------------------------------------------ reads
+
+    def load(self, memory_id: str, *, field: str = "memory_id") -> MemoryRecord:
+        """An active record by id; NotFound for unknown or deleted ids."""
+        mid = parse_uuid(memory_id, field=field)
+        found = self._stores.vectors.retrieve(MEMORIES, [mid])
+        if not found or found[0].payload.get("status") != MemoryStatus.ACTIVE:
+            raise memory_not_found(memory_id, field=field)
+        return from_payload(found[0].payload)
+
+    def get(self, data: MemoryGetInput) -> MemoryGetOutput:
+        record = self.load(data.memory_id)
+        memory = record.model_dump(mode="json", exclude={"removed_relationships"})
+        out = MemoryGetOutput(memory=memory)
+        if data.include_relationships:
+            try:
+                edges = self._stores.graph.edges_of(MEMORY_LABEL, record.id)
+            except ServiceUnavailableError as exc:
+                out.warnings = [f"relationships unavailable: {exc.message}"]
+                return out
+            out.relationships = [_edge_view(edge, record.id) for edge in edges]
+        return out
+
+    # ------------------------------------------------------------------ writes
+
+    def add(self, data: MemoryAddInput) -> MemoryAddOutput:
+        record, edges = self._new_record(data.type, data.content, data.metadata, data.relationships, "")
+        vectors = self._writer.embed([record.embedding_text()])
+        conflicts = self._conflicts(record, vectors[0] if vectors else None)
+        self._writer.write(
+            [record],
+            graph_ops=self._graph_ops([record], edges),
+            audit=[self._audit("create", record)],
+            vectors=vectors,
+        )
+        return MemoryAddOutput(memory_id=record.id, status="created", conflicts=conflicts)
+
+    def bulk_add(self, request: MemoryBulkAddRequest) -> MemoryBulkAddOutput:
+        records: list[MemoryRecord] = []
+        edges: list[GraphEdge] = []
+        errors: list[BulkError] = []
+        for index, raw in enumerate(request.memories):
+            prefix = f"memories[{index}]."
+            try:
+                item = validate_input(MemoryAddInput, raw, field_prefix=prefix)
+                record, item_edges = self._new_record(
+                    item.type, item.content, item.metadata, item.relationships, prefix
+                )
+            except (ValidationError, NotFoundError) as exc:
+                errors.append(_bulk_error(index, exc))
+                continue
+            records.append(record)
+            edges.extend(item_edges)
+        if records:
+            self._writer.write(
+                records,
+                graph_ops=self._graph_ops(records, edges),
+                audit=[self._audit("create", r) for r in records],
+            )
+        return MemoryBulkAddOutput(created=len(records), memory_ids=[r.id for r in records], errors=errors)
+
+    def update(self, data: MemoryUpdateInput) -> MemoryUpdateOutput:
+        record = self.load(data.memory_id)
+        changed: list[str] = []
+        new = record.model_copy(deep=True)
+        if data.content is not None and data.content != record.content:
+            new.content = data.content
+            new.content_hash = content_hash(data.content)
+            changed.append("content")
+        if data.metadata is not None:
+            merged = dict(record.metadata)
+            for key, value in data.metadata.items():
+                if value is None:
+                    if key in merged:
+                        del merged[key]
+                        changed.append(f"metadata.{key}")
+                elif merged.get(key) != value:
+                    merged[key] = value
+                    changed.append(f"metadata.{key}")
+            new.metadata = check_metadata(record.type, merged, field="metadata")
+        if not changed:
+            return MemoryUpdateOutput(memory_id=record.id, status="updated", updated_fields=[])
+        new.title = derive_title(new.content, new.metadata)
+        new.tags = _tags(new.metadata)
+        new.version += 1
+        new.updated_at = utcnow()
+        reembed = new.embedding_text() != record.embedding_text() or record.embedding_pending
+        self._writer.write(
+            [new],
+            graph_ops=[op_upsert_nodes([_node(new)])],
+            audit=[self._audit("update", new, {"updated_fields": changed})],
+            reembed=reembed,
+        )
+        return MemoryUpdateOutput(memory_id=record.id, status="updated", updated_fields=changed)
+
+    def delete(self, memory_id: str) -> MemoryDeleteOutput:
+        record = self.load(memory_id)
+        warnings: list[str] = []
+        try:
+            removed = self._stores.graph.edges_of(MEMORY_LABEL, record.id)
+        except ServiceUnavailableError as exc:
+            removed = []
+            warnings.append(f"graph unavailable ({exc.message}); its edges are removed when it is back")
+        now = utcnow()
+        record.status = MemoryStatus.DELETED
+        record.deleted_at = now
+        record.updated_at = now
+        record.version += 1
+        record.removed_relationships = [
+            Relationship(type=e.type, source_id=e.source_id, target_id=e.target_id, properties=e.properties)
+            for e in removed
+        ]
+        self._writer.write(
+            [record],
+            graph_ops=[op_delete_edges_of(MEMORY_LABEL, record.id)],
+            audit=[self._audit("delete", record, {"relationships_removed": len(removed)})],
+            reembed=False,
+        )
+        return MemoryDeleteOutput(status="deleted", relationships_removed=len(removed), warnings=warnings)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _new_record(
+        self,
+        memory_type: str,
+        content: str,
+        metadata: dict[str, Any] | None,
+        relationships: list[RelationshipInput] | None,
+        prefix: str,
+    ) -> tuple[MemoryRecord, list[GraphEdge]]:
+        meta = check_metadata(memory_type, metadata or {}, field=f"{prefix}metadata")
+        now = utcnow()
+        record = MemoryRecord(
+            id=str(uuid.uuid4()),
+            type=str(memory_type),
+            content=content,
+            metadata=meta,
+            title=derive_title(content, meta),
+            tags=_tags(meta),
+            scope=self._scope,
+            content_hash=content_hash(content),
+            created_at=now,
+            updated_at=now,
+            actor=self._actor,
+        )
+        edges = self._edges(record.id, relationships or [], prefix)
+        return record, edges
+
+    def _edges(self, source_id: str, rels: list[RelationshipInput], prefix: str) -> list[GraphEdge]:
+        edges = []
+        targets: dict[str, str] = {}
+        for i, rel in enumerate(rels):
+            field = f"{prefix}relationships[{i}]"
+            rel_type = normalise_relationship_type(rel.type, field=f"{field}.type")
+            target = parse_uuid(rel.target_id, field=f"{field}.target_id")
+            targets[target] = f"{field}.target_id"
+            edges.append(GraphEdge(rel_type, MEMORY_LABEL, source_id, MEMORY_LABEL, target))
+        if targets:
+            found = self._stores.vectors.retrieve(MEMORIES, list(targets))
+            active = {p.id for p in found if p.payload.get("status") == MemoryStatus.ACTIVE}
+            for target, field in targets.items():
+                if target not in active:
+                    raise NotFoundError(
+                        f"Relationship target '{target}' not found",
+                        code="NF_RELATIONSHIP_TARGET",
+                        details={"field": field, "provided": target},
+                        suggestion="Link only to existing memories: create the target first "
+                        "(memory_add) or look its ID up with memory_search.",
+                    )
+        return edges
+
+    def _conflicts(self, record: MemoryRecord, vector: list[float] | None) -> list[ConflictItem]:
+        limit = self._settings.conflict_limit
+        if limit == 0:
+            return []
+        flt = PayloadFilter(equals={"status": MemoryStatus.ACTIVE.value})
+        if vector is None:  # no model: exact duplicates only
+            same = PayloadFilter(equals={"status": "active", "content_hash": record.content_hash})
+            points, _ = self._stores.vectors.scroll(MEMORIES, same, limit=limit)
+            return [ConflictItem(memory_id=p.id, similarity=1.0) for p in points]
+        hits = self._stores.vectors.search_dense(MEMORIES, vector, limit, flt)
+        threshold = self._settings.conflict_threshold
+        return [
+            ConflictItem(memory_id=h.id, similarity=round(min(h.score, 1.0), 4))
+            for h in hits
+            if h.score >= threshold
+        ]
+
+    def _graph_ops(self, records: list[MemoryRecord], edges: list[GraphEdge]) -> list[dict[str, Any]]:
+        ops = [op_upsert_nodes([_node(r) for r in records])]
+        if edges:
+            ops.append(op_upsert_edges(edges))
+        return ops
+
+    def _audit(self, operation: str, record: MemoryRecord, extra: dict[str, Any] | None = None) -> AuditEvent:
+        details = {"type": record.type, "content_hash": record.content_hash, "version": record.version}
+        return AuditEvent(operation, "memory", record.id, self._actor, {**details, **(extra or {})})
+
+
+def _node(record: MemoryRecord) -> GraphNode:
+    return GraphNode(MEMORY_LABEL, record.id, {"name": record.title or "", "type": record.type})
+
+
+def _tags(metadata: dict[str, Any]) -> list[str]:
+    tags = metadata.get("tags")
+    if isinstance(tags, list):
+        return [str(t) for t in tags][:32]
+    return []
+
+
+def _edge_view(edge: GraphEdge, me: str) -> dict[str, Any]:
+    outgoing = edge.source_id == me
+    return {
+        "type": edge.type,
+        "direction": "outgoing" if outgoing else "incoming",
+        "source_id": edge.source_id,
+        "target_id": edge.target_id,
+        "other_id": edge.target_id if outgoing else edge.source_id,
+        "other_label": edge.target_label if outgoing else edge.source_label,
+        "properties": edge.properties,
+    }
+
+
+def _bulk_error(index: int, exc: MemoryServiceError) -> BulkError:
+    text = f"{exc.message}. {exc.suggestion}" if exc.suggestion else exc.message
+    return BulkError(index=index, error=text, code=exc.code, details=exc.details)

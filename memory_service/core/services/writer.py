@@ -1,0 +1,77 @@
+"""The one write path for memory records (ROADMAP: audit, outbox and idempotency each have one home).
+
+validate (callers) → embed (dense when the model is loaded, sparse always) → upsert the vector
+store → enqueue graph changes in the durable outbox → append the audit events → acknowledge;
+then drain the outbox so that the graph is usually current by the time the caller reads it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from memory_service.core.errors import MemoryServiceError
+from memory_service.core.models import MemoryRecord
+from memory_service.core.ports import AuditEvent, VectorPoint
+from memory_service.core.records import MEMORIES, Stores, to_payload
+from memory_service.core.services.graph_sync import GraphSync
+
+logger = logging.getLogger(__name__)
+
+
+class RecordWriter:
+    def __init__(self, stores: Stores, sync: GraphSync, *, model_wait_seconds: float = 60.0) -> None:
+        self._stores = stores
+        self._sync = sync
+        self._model_wait_seconds = model_wait_seconds
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]] | None:
+        """Dense vectors for texts, or None when no model is usable (records then go lexical-only)."""
+        embedder = self._stores.embedder
+        if not texts or not embedder.wait_ready(self._model_wait_seconds):
+            return None
+        return embedder.embed_documents(list(texts))
+
+    def write(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        graph_ops: list[dict[str, Any]] | None = None,
+        audit: Sequence[AuditEvent] = (),
+        reembed: bool = True,
+        vectors: list[list[float]] | None = None,
+    ) -> None:
+        """Persist records (re-embedding them unless told otherwise), queue graph ops, audit."""
+        if records:
+            texts = [r.embedding_text() for r in records]
+            dense = vectors if vectors is not None else (self.embed(texts) if reembed else None)
+            sparse = self._stores.sparse.encode_documents(texts) if reembed else [None] * len(records)
+            points = []
+            for i, record in enumerate(records):
+                if reembed:
+                    record.embedding_pending = dense is None
+                    record.embedding_model = None if dense is None else self._stores.embedder.model_name
+                points.append(
+                    VectorPoint(
+                        id=record.id,
+                        payload=to_payload(record),
+                        dense=dense[i] if dense is not None else None,
+                        sparse=sparse[i],
+                    )
+                )
+            if reembed:
+                self._stores.vectors.upsert(MEMORIES, points)
+            else:
+                self._stores.vectors.overwrite_payload(MEMORIES, points)
+        self._sync.enqueue(graph_ops or [])
+        if audit:
+            self._stores.audit.append(list(audit))
+        self.drain_quietly()
+
+    def drain_quietly(self) -> None:
+        """Apply queued graph changes now; failures stay queued and are retried later."""
+        try:
+            self._sync.drain()
+        except MemoryServiceError as exc:  # the graph being down must not fail an acknowledged write
+            logger.warning("graph sync deferred: %s", exc.message)

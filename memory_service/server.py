@@ -1,0 +1,53 @@
+"""Build the MCP server: tools registered from their specs, services opened in the lifespan."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+
+from memory_service import __version__
+from memory_service.app import Services, open_services
+from memory_service.settings import Settings
+from memory_service.tools import ALL_TOOLS
+from memory_service.tools.registry import build_tool
+
+INSTRUCTIONS = """\
+Long-term memory for this project. Before implementing, search for requirements, design decisions
+and patterns (memory_search). After deciding something, record it (memory_add, type 'design' with
+metadata.design_type 'ADR'); after a session, record what you learned (type 'session').
+Errors come back as {status: error, error: {code, message, details, suggestion}}: follow the suggestion.
+"""
+
+
+def build_server(settings: Settings | None = None) -> MCPServer[Any]:
+    """The MCP server; the stores open when a client connects and close when it leaves."""
+    settings = settings or Settings()
+    holder: dict[str, Services] = {}
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Services]:
+        services = await anyio.to_thread.run_sync(open_services, settings)
+        holder["services"] = services
+        try:
+            yield services
+        finally:
+            holder.pop("services", None)
+            await anyio.to_thread.run_sync(services.close)
+
+    def services() -> Services:
+        return holder["services"]
+
+    budget = int(settings.server.max_response_tokens * settings.server.chars_per_token)
+    tools = [build_tool(spec, services, lambda: budget) for spec in ALL_TOOLS]
+    return MCPServer(
+        settings.server.name,
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        tools=tools,
+        lifespan=lifespan,
+        log_level=settings.server.log_level,
+    )

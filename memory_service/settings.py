@@ -1,0 +1,140 @@
+"""Settings: one root with a section per concern; env prefix ``MEMORY_``, nested delimiter ``__``.
+
+Nothing is read at import time: call :func:`load_settings` (or ``Settings()``) when starting.
+Defaults give a working embedded setup with no server to run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class EmbeddingSettings(BaseModel):
+    model_name: str = "sentence-transformers/all-MiniLM-L6-v2"
+    # A local folder with the ONNX export (offline use, tests, CI); None lets fastembed fetch once.
+    model_path: Path | None = None
+    dim: int = 384
+    threads: int = 2
+    batch_size: int = 64
+    load_timeout_seconds: float = 120.0
+
+
+class VectorSettings(BaseModel):
+    backend: Literal["edge", "server"] = "edge"
+    url: str | None = None  # Qdrant server (roadmap); embedded when None
+    api_key: SecretStr | None = None
+    # Build the HNSW index in the background once this many points are unindexed.
+    optimize_after_points: int = 5000
+    optimize_idle_seconds: float = 30.0
+
+
+class GraphSettings(BaseModel):
+    backend: Literal["embedded", "neo4j"] = "embedded"
+    uri: str | None = None  # bolt://... (roadmap); embedded LadybugDB when None
+    user: str = "neo4j"
+    password: SecretStr | None = None
+    database: str = "neo4j"
+
+
+class RedisSettings(BaseModel):
+    url: str | None = None  # redis://... (roadmap); local SQLite when None
+
+
+class MemorySettings(BaseModel):
+    conflict_threshold: float = Field(0.85, ge=0.0, le=1.0)
+    conflict_limit: int = Field(5, ge=0, le=50)
+    max_content_chars: int = 100_000
+    max_bulk_items: int = 100
+
+
+class ServerSettings(BaseModel):
+    name: str = "memory-service"
+    max_response_tokens: int = Field(50_000, ge=1_000)
+    # Estimated characters per token for the response cap; 3 is conservative for JSON text.
+    chars_per_token: float = Field(3.0, gt=0)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    profile: Literal["default"] = "default"
+
+
+class Settings(BaseSettings):
+    """Root settings. ``MEMORY_DATA_DIR``, ``MEMORY_PROJECT``, ``MEMORY_EMBEDDING__MODEL_PATH``..."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="MEMORY_", env_nested_delimiter="__", extra="ignore", validate_default=True
+    )
+
+    project_root: Path = Field(default_factory=Path.cwd)
+    project: str | None = None
+    branch: str | None = None
+    data_dir: Path | None = None
+    actor: str = "agent"
+
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    qdrant: VectorSettings = Field(default_factory=VectorSettings)
+    graph: GraphSettings = Field(default_factory=GraphSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
+    memory: MemorySettings = Field(default_factory=lambda: MemorySettings())
+    server: ServerSettings = Field(default_factory=lambda: ServerSettings())
+
+    @model_validator(mode="after")
+    def _fill_derived(self) -> Settings:
+        self.project_root = self.project_root.expanduser().resolve()
+        git_root = _git_toplevel(self.project_root)
+        if git_root is not None:
+            self.project_root = git_root
+        if not self.project:
+            self.project = self.project_root.name or "default"
+        if self.branch is None and git_root is not None:
+            self.branch = _git_branch(git_root)
+        if self.data_dir is None:
+            self.data_dir = default_data_dir(self.project, self.project_root)
+        self.data_dir = self.data_dir.expanduser()
+        if self.embedding.model_path is not None:
+            self.embedding.model_path = self.embedding.model_path.expanduser().resolve()
+        return self
+
+    @property
+    def resolved_data_dir(self) -> Path:
+        assert self.data_dir is not None
+        return self.data_dir
+
+
+def default_data_dir(project: str, project_root: Path) -> Path:
+    """``$XDG_DATA_HOME/memory-service/<project>-<hash of root>`` (two repos may share a name)."""
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    digest = hashlib.sha256(str(project_root).encode()).hexdigest()[:8]
+    return base / "memory-service" / f"{project}-{digest}"
+
+
+def _git_toplevel(path: Path) -> Path | None:
+    return _git(path, "rev-parse", "--show-toplevel", to_path=True)  # type: ignore[return-value]
+
+
+def _git_branch(path: Path) -> str | None:
+    branch = _git(path, "rev-parse", "--abbrev-ref", "HEAD")
+    return None if branch in (None, "HEAD") else str(branch)
+
+
+def _git(path: Path, *args: str, to_path: bool = False) -> Path | str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(path), *args], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0 or not out.stdout.strip():
+        return None
+    value = out.stdout.strip()
+    return Path(value) if to_path else value
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings from the environment (and overrides) now, not at import time."""
+    return Settings(**overrides)  # type: ignore[arg-type]

@@ -1,0 +1,491 @@
+"""GraphStore on LadybugDB (``ladybug`` 0.22, the maintained Kùzu fork): embedded, on-disk, Cypher.
+
+Model (shared with the Neo4j adapter): each label is a node table ``(id STRING PRIMARY KEY, name,
+type, props STRING)``: ``name``/``type`` are columns because traversals return them, other scalar
+properties are JSON in ``props``. Each relationship type is a rel table with a JSON ``props``.
+LadybugDB is schema-first, so tables are created on first use, and a rel table must declare its
+FROM/TO label pairs. It can add a pair to an existing table (``ALTER TABLE T ADD IF NOT EXISTS FROM
+A TO B``; checked, idempotent), so a pair is added the first time this process writes it instead of
+declaring every pair among known labels up front. Labels and types are interpolated into DDL, so
+they must match ``_IDENT`` (and are backtick-quoted); values always go through ``$params``.
+
+Dialect for ``query`` users: ``label(r)`` instead of ``type(r)``; an unknown label is an error;
+extra properties live in ``n.props`` (JSON text; results decode it).
+
+Threads: one Connection behind one re-entrant lock. Checked: one connection per thread makes
+concurrent writers fail ("Only one write transaction at a time is allowed"); the engine is
+single-writer anyway, and the lock also covers iterating a result.
+Processes: another process opening the path read-write fails at once ("Could not set lock on
+file"; read-only opens succeed). A second ``Database`` on the path in the *same* process is
+accepted and silently diverges (writes lost on reopen), so open paths are registered and a second
+store on one path is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import decimal
+import json
+import re
+import threading
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import ladybug as lb
+
+from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError, ValidationError
+from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, RelatedEntity
+
+_IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+_CHUNK = 5000  # rows per UNWIND: bounds the parameter size (5k edges merge in ~0.1 s)
+
+CREATE_NODE_TABLE = (
+    "CREATE NODE TABLE IF NOT EXISTS `{label}`(id STRING PRIMARY KEY, name STRING, type STRING, props STRING)"
+)
+CREATE_REL_TABLE = "CREATE REL TABLE IF NOT EXISTS `{type}`(FROM `{src}` TO `{dst}`, props STRING)"
+ADD_REL_PAIR = "ALTER TABLE `{type}` ADD IF NOT EXISTS FROM `{src}` TO `{dst}`"
+LIST_TABLES = "CALL show_tables() RETURN name, type"
+UPSERT_NODES = (
+    "UNWIND $rows AS r MERGE (n:`{label}` {{id: r.id}}) "
+    "SET n.name = r.name, n.type = r.type, n.props = r.props"
+)
+ENSURE_NODES = "UNWIND $ids AS i MERGE (n:`{label}` {{id: i}})"
+# WHERE a.id = r.a, not (a:T {id: r.a}): the pattern form is far slower inside UNWIND.
+UPSERT_EDGES = (
+    "UNWIND $rows AS r MATCH (a:`{src}`) WHERE a.id = r.a MATCH (b:`{dst}`) WHERE b.id = r.b "
+    "MERGE (a)-[e:`{type}`]->(b) SET e.props = r.props"
+)
+EDGES_OUT = "MATCH (n:`{label}`)-[e]->(m) WHERE n.id = $id RETURN label(e), label(m), m.id, e.props"
+EDGES_IN = "MATCH (n:`{label}`)<-[e]-(m) WHERE n.id = $id RETURN label(e), label(m), m.id, e.props"
+# LadybugDB cannot DELETE an undirected match: one statement per direction.
+DELETE_EDGES_OUT = "MATCH (n:`{label}`)-[e]->() WHERE n.id = $id DELETE e"
+DELETE_EDGES_IN = "MATCH (n:`{label}`)<-[e]-() WHERE n.id = $id DELETE e"
+DELETE_NODE = "MATCH (n:`{label}`) WHERE n.id = $id DETACH DELETE n"
+COUNT_EDGES = "MATCH ()-[e]->() RETURN label(e), count(*)"
+COUNT_NODES = "MATCH (n) RETURN label(n), count(*)"
+# SHORTEST: one shortest path per reached node, so cycles cannot blow up the walk count.
+RELATED = (
+    "MATCH (s:`{label}`) WHERE s.id = $id "
+    "MATCH p = (s){left}-[{types}* SHORTEST 1..{depth}]-{right}(x) WHERE id(x) <> id(s) "
+    "WITH x, length(p) AS d, rels(p)[length(p)] AS last "
+    "RETURN x.id, label(x), x.name, x.type, x.props, d, label(last), end_node(last) = id(x) "
+    "ORDER BY d, label(x), x.id LIMIT $limit"
+)
+LIST_TABLE_IDS = "CALL show_tables() RETURN id, name"
+# offset IN $list over one table: ~50 ms for 2k ids (an UNWIND of internal_id() lookups: ~1.4 s).
+RESOLVE_OFFSETS = "MATCH (n:`{label}`) WHERE offset(id(n)) IN $offsets RETURN offset(id(n)), n.id"
+BEGIN, BEGIN_READ_ONLY = "BEGIN TRANSACTION", "BEGIN TRANSACTION READ ONLY"
+COMMIT, ROLLBACK = "COMMIT", "ROLLBACK"
+PING = "RETURN 1"
+
+_WRITE_WORDS = frozenset({
+    "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "DROP", "ALTER", "COPY", "INSTALL",
+    "UNINSTALL", "LOAD", "ATTACH", "USE", "IMPORT", "EXPORT", "CHECKPOINT", "BEGIN", "COMMIT",
+    "ROLLBACK", "FOREACH", "NEXTVAL",
+})  # fmt: skip
+_READ_ONLY_PROCEDURES = frozenset({
+    "show_tables", "show_connection", "table_info", "show_functions", "show_indexes",
+    "show_sequences", "current_setting", "db_version", "show_warnings",
+})  # fmt: skip
+_TOKEN = re.compile(
+    r"""(?P<skip>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`|//[^\n]*|/\*.*?\*/|\s+)"""
+    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<punct>.)",
+    re.S,
+)
+_Names = dict[tuple[int, int], tuple[str, str]]  # internal node id -> (label, id)
+_OPEN_PATHS: set[str] = set()
+_OPEN_PATHS_LOCK = threading.Lock()
+
+
+def _ident(name: str, what: str) -> str:
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise ValidationError(
+            f"Invalid graph {what} {name!r}", code="VAL_GRAPH_IDENTIFIER",
+            details={"field": what, "provided": name, "pattern": _IDENT.pattern},
+            suggestion="Use a letter then letters, digits or underscores (max 64), e.g. DEPENDS_ON.",
+        )  # fmt: skip
+    return name
+
+
+def check_cypher(cypher: str, *, read_only: bool) -> None:
+    """Refuse several statements, and write clauses when read_only, before anything runs.
+
+    Tokenised, so words inside string literals, `quoted names` and comments do not count, nor do
+    property names, labels, parameters or map keys (``n.set``, ``:Create``, ``$merge``, ``{drop: 1}``).
+    """
+    toks = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(cypher) if m.lastgroup != "skip"]
+    semis = [i for i, (_, text) in enumerate(toks) if text == ";"]
+    if semis and semis != [len(toks) - 1]:
+        raise ValidationError("Only one Cypher statement per call", code="VAL_CYPHER",
+                              suggestion="Send the statements one at a time.")  # fmt: skip
+    for i, (kind, text) in enumerate(toks):
+        prev, nxt = toks[i - 1][1] if i else "", toks[i + 1][1] if i + 1 < len(toks) else ""
+        if not read_only or kind != "word" or prev in (".", ":", "$") or nxt == ":":
+            continue
+        word = text.upper()
+        read_call = nxt.lower() in _READ_ONLY_PROCEDURES and toks[i + 2 : i + 3] == [("punct", "(")]
+        if word in _WRITE_WORDS or (word == "CALL" and not read_call):
+            raise ValidationError(
+                f"Write clause {word} is not allowed in a read-only graph query",
+                code="VAL_WRITE_NOT_ALLOWED", details={"clause": word},
+                suggestion="Use MATCH ... RETURN (CALL only for catalog procedures such as show_tables()); "
+                "change the graph through the memory tools.",
+            )  # fmt: skip
+
+
+def _unavailable(message: str, **details: Any) -> ServiceUnavailableError:
+    return ServiceUnavailableError(
+        message, code="SVC_GRAPH_STORE", details={"backend": "ladybug", **details},
+        suggestion="Retry later; if it persists, check the graph database file, its owner and the log.",
+    )  # fmt: skip
+
+
+class LadybugGraphStore:
+    """The embedded graph store: one per database file per process, shared by worker threads."""
+
+    def __init__(self, path: Path, *, query_timeout_ms: int = 30_000) -> None:
+        path = Path(path).expanduser().resolve()
+        self._path = path / "graph.lbug" if path.is_dir() else path  # LadybugDB wants a file path
+        self._timeout_ms = query_timeout_ms
+        self._lock = threading.RLock()
+        self._node_labels: set[str] = set()
+        self._rel_types: set[str] = set()
+        self._pairs: set[tuple[str, str, str]] = set()  # (type, from, to) ensured by this process
+        self._db: lb.Database | None = None
+        self._conn: lb.Connection | None = None
+        with _OPEN_PATHS_LOCK:
+            if str(self._path) in _OPEN_PATHS:
+                raise _unavailable(f"Graph database {self._path} is already open in this process",
+                                   path=str(self._path))  # fmt: skip
+            try:
+                self._path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = lb.Database(str(self._path))
+                self._conn = lb.Connection(self._db)
+            except Exception as exc:  # e.g. "Could not set lock on file": another process owns it
+                if self._db is not None:
+                    self._db.close()
+                raise _unavailable(f"Cannot open graph {self._path}: {exc}", path=str(self._path)) from exc
+            _OPEN_PATHS.add(str(self._path))
+        with self._guard("open"):
+            self._load_catalog()
+
+    # ------------------------------------------------------------------ plumbing
+    @contextlib.contextmanager
+    def _guard(self, op: str) -> Iterator[lb.Connection]:
+        """Serialise access; engine exceptions become ServiceUnavailableError."""
+        with self._lock:
+            if self._conn is None:
+                raise _unavailable("Graph store is closed", operation=op)
+            try:
+                yield self._conn
+            except MemoryServiceError:
+                raise
+            except Exception as exc:
+                raise _unavailable(f"Graph store failed during {op}: {exc}", operation=op) from exc
+
+    @staticmethod
+    def _fetch(result: lb.QueryResult | list[lb.QueryResult], limit: int | None = None) -> list[list[Any]]:
+        assert not isinstance(result, list)  # one statement per call (check_cypher)
+        rows: list[list[Any]] = []
+        while result.has_next() and (limit is None or len(rows) < limit):
+            rows.append(list(result.get_next()))
+        result.close()
+        return rows
+
+    def _rows(self, conn: lb.Connection, cypher: str, params: dict[str, Any] | None = None) -> list[list]:
+        return self._fetch(conn.execute(cypher, params or {}))
+
+    @contextlib.contextmanager
+    def _transaction(self, conn: lb.Connection, begin: str = BEGIN) -> Iterator[None]:
+        self._rows(conn, begin)
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(RuntimeError):  # binder errors roll back by themselves
+                self._rows(conn, ROLLBACK)
+            raise
+        self._rows(conn, COMMIT if begin == BEGIN else ROLLBACK)
+
+    def _load_catalog(self) -> None:
+        assert self._conn is not None
+        tables = self._rows(self._conn, LIST_TABLES)
+        self._node_labels = {name for name, kind in tables if kind == "NODE"}
+        self._rel_types = {name for name, kind in tables if kind == "REL"}
+        self._pairs = {p for p in self._pairs if p[0] in self._rel_types}
+
+    def _ensure_label(self, conn: lb.Connection, label: str) -> None:
+        if label in self._rel_types:  # IF NOT EXISTS would silently keep the rel table
+            raise ValidationError(f"{label!r} is a relationship type", code="VAL_GRAPH_IDENTIFIER")
+        if label not in self._node_labels:
+            self._rows(conn, CREATE_NODE_TABLE.format(label=label))
+            self._node_labels.add(label)
+
+    def _ensure_pair(self, conn: lb.Connection, rel: str, src: str, dst: str) -> None:
+        if (rel, src, dst) in self._pairs:
+            return
+        if rel in self._node_labels:
+            raise ValidationError(f"{rel!r} is a node label", code="VAL_GRAPH_IDENTIFIER")
+        self._ensure_label(conn, src)
+        self._ensure_label(conn, dst)
+        ddl = ADD_REL_PAIR if rel in self._rel_types else CREATE_REL_TABLE
+        self._rows(conn, ddl.format(type=rel, src=src, dst=dst))
+        self._rel_types.add(rel)
+        self._pairs.add((rel, src, dst))
+
+    # ------------------------------------------------------------------ writes
+    def upsert_nodes(self, nodes: Sequence[GraphNode]) -> None:
+        """MERGE by (label, id); name, type and props are replaced by the given ones."""
+        by_label: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+        for n in nodes:  # a repeated id: the last one wins (one UNWIND would not say which)
+            name, typ = n.properties.get("name"), n.properties.get("type")
+            extra = {k: v for k, v in n.properties.items() if k not in ("id", "name", "type")}
+            by_label[_ident(n.label, "label")][n.id] = {
+                "id": n.id, "name": None if name is None else str(name),
+                "type": None if typ is None else str(typ), "props": json.dumps(extra, default=str),
+            }  # fmt: skip
+        with self._guard("upsert_nodes") as conn:
+            for label, by_id in by_label.items():
+                self._ensure_label(conn, label)
+                rows = list(by_id.values())
+                for i in range(0, len(rows), _CHUNK):
+                    self._rows(conn, UPSERT_NODES.format(label=label), {"rows": rows[i : i + _CHUNK]})
+
+    def upsert_edges(self, edges: Sequence[GraphEdge]) -> None:
+        """MERGE by (type, source, target); missing endpoints are created (id only), never dropped."""
+        groups: dict[tuple[str, str, str], dict[tuple[str, str], dict[str, Any]]] = defaultdict(dict)
+        for e in edges:
+            key = (_ident(e.type, "relationship type"), _ident(e.source_label, "label"),
+                   _ident(e.target_label, "label"))  # fmt: skip
+            groups[key][(e.source_id, e.target_id)] = {
+                "a": e.source_id,
+                "b": e.target_id,
+                "props": json.dumps(e.properties, default=str),
+            }
+        with self._guard("upsert_edges") as conn:
+            for rel, src, dst in groups:  # DDL first, outside the data transaction
+                self._ensure_pair(conn, rel, src, dst)
+            with self._transaction(conn):
+                for (rel, src, dst), by_pair in groups.items():
+                    rows = list(by_pair.values())
+                    for i in range(0, len(rows), _CHUNK):
+                        chunk = rows[i : i + _CHUNK]
+                        for end, col in ((src, "a"), (dst, "b")):
+                            ids = sorted({r[col] for r in chunk})
+                            self._rows(conn, ENSURE_NODES.format(label=end), {"ids": ids})
+                        self._rows(conn, UPSERT_EDGES.format(type=rel, src=src, dst=dst), {"rows": chunk})
+
+    def delete_node(self, label: str, node_id: str) -> int:
+        with self._guard("delete_node") as conn:  # re-entrant lock: one step for other threads
+            removed = self.delete_edges_of(label, node_id)
+            if label in self._node_labels:
+                self._rows(conn, DELETE_NODE.format(label=label), {"id": node_id})
+        return len(removed)
+
+    def delete_edges_of(self, label: str, node_id: str) -> list[GraphEdge]:
+        with self._guard("delete_edges_of") as conn:
+            edges = self.edges_of(label, node_id)
+            if edges:
+                with self._transaction(conn):
+                    self._rows(conn, DELETE_EDGES_OUT.format(label=label), {"id": node_id})
+                    self._rows(conn, DELETE_EDGES_IN.format(label=label), {"id": node_id})
+        return edges
+
+    # ------------------------------------------------------------------ reads
+    def edges_of(self, label: str, node_id: str) -> list[GraphEdge]:
+        _ident(label, "label")
+        with self._guard("edges_of") as conn:
+            if label not in self._node_labels:
+                return []
+            out = self._rows(conn, EDGES_OUT.format(label=label), {"id": node_id})
+            inc = self._rows(conn, EDGES_IN.format(label=label), {"id": node_id})
+        found = {(t, label, node_id, ol, oid): p for t, ol, oid, p in out}
+        for t, ol, oid, p in inc:  # a self-loop is both outgoing and incoming: keep it once
+            found.setdefault((t, ol, oid, label, node_id), p)
+        return [GraphEdge(*k, properties=_json_object(p) or {}) for k, p in found.items()]
+
+    def related(
+        self, label: str, node_id: str, rel_types: Sequence[str] | None = None,
+        direction: Literal["OUTGOING", "INCOMING", "BOTH"] = "BOTH", depth: int = 1, limit: int = 200,
+    ) -> list[RelatedEntity]:  # fmt: skip
+        """Entities within ``depth`` hops (start excluded), each once, at its shortest distance.
+
+        ``relationship`` and ``direction`` describe the *last* hop into the entity as walked from
+        the start: OUTGOING when that edge points at the entity (at depth 1: relative to the start).
+        When several paths are equally short, one of them is reported. Ordered by distance.
+        """
+        _ident(label, "label")
+        wanted = [_ident(t, "relationship type") for t in rel_types or ()]
+        if direction not in ("OUTGOING", "INCOMING", "BOTH") or not 1 <= depth <= 5 or limit < 1:
+            raise ValidationError(
+                "related() needs direction OUTGOING/INCOMING/BOTH, depth 1-5 and limit >= 1",
+                code="VAL_GRAPH_TRAVERSAL", details={"direction": direction, "depth": depth, "limit": limit},
+                suggestion="Use a depth from 1 to 5 and a positive limit.",
+            )  # fmt: skip
+        with self._guard("related") as conn:
+            types = [t for t in wanted if t in self._rel_types]
+            if label not in self._node_labels or not self._rel_types or (wanted and not types):
+                return []
+            cypher = RELATED.format(
+                label=label, depth=depth, types=":" + "|".join(f"`{t}`" for t in types) if types else "",
+                left="<" if direction == "INCOMING" else "", right=">" if direction == "OUTGOING" else "",
+            )  # fmt: skip
+            rows = self._rows(conn, cypher, {"id": node_id, "limit": limit})
+        return [
+            RelatedEntity(xid, xlabel, name, rel, "OUTGOING" if forward else "INCOMING", d,
+                          {**({"type": typ} if typ is not None else {}), **(_json_object(props) or {})})
+            for xid, xlabel, name, typ, props, d, rel, forward in rows
+        ]  # fmt: skip
+
+    def count_edges_by_type(self) -> dict[str, int]:
+        with self._guard("count_edges_by_type") as conn:
+            return {t: int(n) for t, n in self._rows(conn, COUNT_EDGES)}
+
+    def count_nodes_by_label(self) -> dict[str, int]:
+        with self._guard("count_nodes_by_label") as conn:
+            return {t: int(n) for t, n in self._rows(conn, COUNT_NODES)}
+
+    def query(
+        self, cypher: str, params: dict[str, Any] | None = None, *, read_only: bool = True,
+        row_limit: int = 1000,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        """Run user Cypher with a timeout and a row cap; read-only is enforced twice: by
+        :func:`check_cypher` before running, then by running in a READ ONLY transaction.
+
+        Nodes become ``{"_label", "id", ...}``, relationships ``{"_type", "_src", "_src_label",
+        "_dst", "_dst_label", ...}``, paths ``{"nodes", "relationships"}``; ``props`` JSON is
+        merged in and null properties are left out (as Neo4j does).
+        """
+        check_cypher(cypher, read_only=read_only)
+        with self._guard("query") as conn:
+            conn.set_query_timeout(self._timeout_ms)
+            try:
+                with self._transaction(conn, BEGIN_READ_ONLY if read_only else BEGIN):
+                    result = conn.execute(cypher, dict(params or {}))
+                    columns = [] if isinstance(result, list) else result.get_column_names()
+                    rows = self._fetch(result, row_limit)
+            except RuntimeError as exc:
+                raise _query_error(exc) from exc
+            finally:
+                conn.set_query_timeout(0)
+                if not read_only:  # the caller may have changed the schema
+                    self._load_catalog()
+            names = self._endpoint_names(conn, rows)
+        return [{c: _plain(v, names) for c, v in zip(columns, row, strict=False)} for row in rows]
+
+    def _endpoint_names(self, conn: lb.Connection, rows: list[list[Any]]) -> _Names:
+        """Relationship endpoints (internal ids) -> (label, id): from nodes in the rows, else looked up."""
+        known: _Names = {}
+        wanted: set[tuple[int, int]] = set()
+        stack: list[Any] = [rows]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, dict):
+                if "_SRC" in v and "_DST" in v:
+                    wanted.update((_iid(v["_SRC"]), _iid(v["_DST"])))
+                elif "_LABEL" in v and "_ID" in v:
+                    known[_iid(v["_ID"])] = (v["_LABEL"], v.get("id", ""))
+                stack.extend(v.values())
+            elif isinstance(v, list):
+                stack.extend(v)
+        missing: dict[int, list[int]] = defaultdict(list)
+        for table, offset in wanted - known.keys():
+            missing[table].append(offset)
+        tables = dict(self._rows(conn, LIST_TABLE_IDS)) if missing else {}
+        for table, offsets in missing.items():
+            label = tables.get(table, "")
+            if _IDENT.match(label):
+                found = self._rows(conn, RESOLVE_OFFSETS.format(label=label), {"offsets": offsets})
+                known.update({(table, offset): (label, nid) for offset, nid in found})
+        return known
+
+    # ------------------------------------------------------------------ admin
+    def size_bytes(self) -> int:
+        files = [self._path, *self._path.parent.glob(self._path.name + ".*")]  # + .wal and friends
+        return sum(f.stat().st_size for f in files if f.is_file())
+
+    def health(self) -> ComponentHealth:
+        try:
+            with self._guard("health") as conn:
+                self._rows(conn, PING)
+        except ServiceUnavailableError as exc:
+            return ComponentHealth("graph", "unavailable", "ladybug", detail=exc.message)
+        extra = {"size_bytes": self.size_bytes()}
+        return ComponentHealth("graph", "ok", "ladybug", detail=str(self._path), extra=extra)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is None or self._db is None:
+                return
+            try:
+                self._conn.close()
+                self._db.close()
+            finally:
+                self._conn = self._db = None
+                with _OPEN_PATHS_LOCK:
+                    _OPEN_PATHS.discard(str(self._path))
+
+
+def _iid(value: dict[str, int]) -> tuple[int, int]:
+    return (value["table"], value["offset"])
+
+
+def _json_object(raw: Any) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _query_error(exc: RuntimeError) -> MemoryServiceError:
+    msg = str(exc)
+    if "read-only transaction" in msg:
+        return ValidationError("Write clauses are not allowed in a read-only graph query",
+                               code="VAL_WRITE_NOT_ALLOWED", details={"engine": msg},
+                               suggestion="Use MATCH ... RETURN only.")  # fmt: skip
+    if msg.startswith("Interrupted"):
+        return ValidationError("Graph query timed out", code="VAL_QUERY_TIMEOUT", details={"engine": msg},
+                               suggestion="Add a LIMIT, narrow the MATCH or use fewer hops.")  # fmt: skip
+    if msg.startswith(("Parser exception", "Binder exception", "Catalog exception")):
+        return ValidationError(f"Invalid Cypher: {msg}", code="VAL_CYPHER", details={"engine": msg},
+                               suggestion="Check the syntax. LadybugDB dialect: label(r), not type(r); "
+                               "labels and relationship types must exist.")  # fmt: skip
+    return _unavailable(f"Graph query failed: {msg}", operation="query")
+
+
+def _plain(v: Any, names: _Names) -> Any:
+    """An engine value as plain JSON: nodes, relationships and paths become dicts."""
+    if isinstance(v, dict):
+        if "_NODES" in v and "_RELS" in v:  # a path, or a variable-length relationship
+            return {"nodes": [_plain(n, names) for n in v["_NODES"]],
+                    "relationships": [_plain(r, names) for r in v["_RELS"]]}  # fmt: skip
+        if set(v) == {"offset", "table"}:  # an internal id, e.g. from id(n)
+            return f"{v['table']}:{v['offset']}"
+        if "_LABEL" not in v or not ("_SRC" in v or "_ID" in v):
+            return {str(k): _plain(x, names) for k, x in v.items()}
+        if "_SRC" in v:
+            (sl, sid), (dl, did) = (names.get(_iid(v[k]), ("", "")) for k in ("_SRC", "_DST"))
+            out: dict[str, Any] = {"_type": v["_LABEL"], "_src": sid, "_src_label": sl}
+            out.update(_dst=did, _dst_label=dl)
+        else:
+            out = {"_label": v["_LABEL"]}
+        for key, val in v.items():
+            decoded = _json_object(val) if key == "props" else None
+            if decoded is not None:  # never shadows id/name/type or the _keys
+                for k, x in decoded.items():
+                    out.setdefault(k, _plain(x, names))
+            elif not key.startswith("_") and val is not None:
+                out[key] = _plain(val, names)
+        return out
+    if isinstance(v, list | tuple):
+        return [_plain(x, names) for x in v]
+    if v is None or isinstance(v, bool | int | float | str):
+        return v
+    if isinstance(v, dt.date | dt.time):  # a datetime is a date
+        return v.isoformat()
+    if isinstance(v, decimal.Decimal) and v == v.to_integral_value():
+        return int(v)
+    return str(v)  # uuid, decimal, interval, blob...

@@ -1,0 +1,129 @@
+"""A small tool registry: each tool is a ToolSpec (schema model, output model, handler, hints).
+
+We validate arguments ourselves (not the SDK) so that every bad input gets the seed-001 error
+envelope with a suggestion, and publish the seed-001 JSON schema generated from our models.
+Handlers are synchronous service calls run in a worker thread, so a slow store never blocks the
+event loop. Results carry structured content plus the same JSON as text, capped in size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict
+
+from memory_service.core.errors import InternalError, MemoryServiceError
+from memory_service.core.limits import fit_to_budget
+from memory_service.core.validation import validate_input
+from memory_service.tools.schema import model_schema
+
+logger = logging.getLogger(__name__)
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+ADDITIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+UPDATE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+DESTRUCTIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool. ``handler(services, request)`` returns an instance of ``output_model``."""
+
+    name: str
+    description: str
+    schema_model: type[BaseModel]
+    output_model: type[BaseModel]
+    handler: Callable[[Any, Any], BaseModel]
+    annotations: ToolAnnotations
+    request_model: type[BaseModel] | None = None
+    title: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def input_schema(self) -> dict[str, Any]:
+        return model_schema(self.schema_model)
+
+    def output_schema(self) -> dict[str, Any]:
+        return model_schema(self.output_model, mode="serialization")
+
+
+class _RawArguments(ArgModelBase):
+    """Accepts any arguments unchanged: validation is ours, after the SDK hands them over."""
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.model_extra or {})}
+
+
+def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: Callable[[], int]) -> Tool:
+    """An SDK Tool whose schema is ours and whose body validates, runs and shapes the result."""
+    schema = spec.input_schema()
+    request_model = spec.request_model or spec.schema_model
+
+    async def call(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
+        try:
+            request = validate_input(request_model, _pre_parse(arguments, schema))
+            output = await anyio.to_thread.run_sync(spec.handler, services(), request)
+            payload, _ = fit_to_budget(output.model_dump(mode="json"), max_chars())
+            return _result(payload, is_error=False)
+        except MemoryServiceError as exc:
+            logger.info("tool %s refused: %s %s", spec.name, exc.code, exc.message)
+            return _result(exc.to_envelope(), is_error=True)
+        except Exception:
+            logger.exception("tool %s failed unexpectedly", spec.name)
+            error = InternalError(
+                f"Unexpected error in {spec.name}",
+                suggestion="This is a bug: retry once, and report it with the server log if it persists.",
+            )
+            return _result(error.to_envelope(), is_error=True)
+
+    return Tool(
+        fn=call,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        parameters=schema,
+        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_schema=spec.output_schema()),
+        is_async=True,
+        context_kwarg="ctx",
+        annotations=spec.annotations,
+    )
+
+
+def _result(payload: dict[str, Any], *, is_error: bool) -> CallToolResult:
+    text = json.dumps(payload, ensure_ascii=False)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=payload, is_error=is_error
+    )
+
+
+_NON_STRING = {"object", "array", "integer", "number", "boolean"}
+
+
+def _pre_parse(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """Some clients send objects and lists as JSON text; decode those where a non-string is expected."""
+    props = schema.get("properties", {})
+    out = dict(arguments)
+    for key, value in arguments.items():
+        if isinstance(value, str) and props.get(key, {}).get("type") in _NON_STRING:
+            with contextlib.suppress(ValueError):  # else validation reports the wrong type
+                out[key] = json.loads(value)
+    return out

@@ -1,0 +1,219 @@
+"""Contract tests for the dense embedder (real fastembed on the local ONNX export) and BM25 encoder.
+
+The model folder comes from ``MEMORY_TEST_MODEL_PATH`` (default: ``../shared/models/...`` beside
+the repository); the module is skipped, with the reason printed, when it is not there.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from qdrant_edge import Bm25, Bm25Config, TokenizerType
+
+from memory_service.core.errors import ServiceUnavailableError
+from memory_service.core.ports import Embedder, SparseEncoder, SparseVector
+from memory_service.embeddings.bm25 import Bm25Encoder
+from memory_service.embeddings.fake import FakeEmbedder, UnavailableEmbedder
+from memory_service.embeddings.fastembed_embedder import FastEmbedder, text_key
+from memory_service.settings import EmbeddingSettings
+from memory_service.stores.local import LocalCache, LocalDB
+
+pytestmark = pytest.mark.contract
+
+REPO = Path(__file__).resolve().parents[2]
+MODEL = Path(os.environ.get("MEMORY_TEST_MODEL_PATH") or REPO.parent / "shared/models/all-MiniLM-L6-v2-onnx")
+MODEL_INT8 = MODEL.with_name(MODEL.name + "-int8")
+needs_model = pytest.mark.skipif(not (MODEL / "model.onnx").is_file(), reason=f"no ONNX model in {MODEL}")
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def raw_embed(embedder: FastEmbedder, text: str) -> list[float]:
+    """One text straight through the loaded model, bypassing the cache: the reference vector."""
+    model = embedder._require_model()
+    return [float(x) for x in next(iter(model.embed([text])))]
+
+
+def sparse_dot(query: SparseVector, doc: SparseVector) -> float:
+    weights = dict(zip(doc.indices, doc.values, strict=True))
+    return sum(v * weights.get(i, 0.0) for i, v in zip(query.indices, query.values, strict=True))
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCache]:
+    store = LocalCache(LocalDB.in_dir(tmp_path_factory.mktemp("cache")))
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def embedder(cache: LocalCache) -> FastEmbedder:
+    if not (MODEL / "model.onnx").is_file():
+        pytest.skip(f"no ONNX model in {MODEL} (set MEMORY_TEST_MODEL_PATH)")
+    emb = FastEmbedder(EmbeddingSettings(model_path=MODEL), cache)
+    assert not emb.ready and emb.health().state == "degraded"  # nothing loads before start()
+    emb.start()
+    assert emb.wait_ready(60), emb.failure_reason
+    return emb
+
+
+# --------------------------------------------------------------------------- dense
+
+
+def test_model_loads_and_reports_health(embedder: FastEmbedder) -> None:
+    assert isinstance(embedder, Embedder)
+    health = embedder.health()
+    assert (health.state, health.backend) == ("ok", "fastembed")
+    assert health.extra["load_seconds"] > 0
+    assert embedder.dim == 384
+
+
+def test_vectors_are_384_dim_and_normalised(embedder: FastEmbedder) -> None:
+    vectors = embedder.embed_documents(["a short sentence", "def parse_request(raw: bytes) -> Request:"])
+    for vec in [*vectors, embedder.embed_query("a query")]:
+        assert len(vec) == 384
+        assert math.isclose(math.sqrt(sum(x * x for x in vec)), 1.0, abs_tol=1e-5)
+
+
+def test_similar_sentences_are_closer_than_unrelated(embedder: FastEmbedder) -> None:
+    a, b, c = embedder.embed_documents(
+        [
+            "The user session expires after thirty minutes of inactivity.",
+            "Sessions time out when the user is idle for half an hour.",
+            "Bananas are rich in potassium.",
+        ]
+    )
+    assert cosine(a, b) > cosine(a, c) + 0.3
+
+
+def test_repeat_is_a_cache_hit(embedder: FastEmbedder, cache: LocalCache) -> None:
+    text = "cache me: the outbox drains into the graph"
+    first = embedder.embed_query(text)
+    before = cache.stats()["hits"]
+    assert embedder.embed_query(text) == first
+    assert cache.stats()["hits"] == before + 1
+    assert cache.get(embedder.namespace, text_key(text)) is not None
+
+
+def test_order_preserved_with_mixed_hits_misses_and_duplicates(embedder: FastEmbedder) -> None:
+    texts = ["alpha requirement", "beta design", "gamma test", "delta component"]
+    cached = embedder.embed_documents(texts[:2])
+    mixed = ["gamma test", "alpha requirement", "delta component", "beta design", "gamma test"]
+    out = embedder.embed_documents(mixed)
+    assert out[1] == cached[0] and out[3] == cached[1]  # hits come back exactly
+    assert out[0] == out[4]
+    singles = {t: np.array(raw_embed(embedder, t)) for t in mixed}
+    for text, vec in zip(mixed, out, strict=True):
+        assert np.allclose(vec, singles[text], atol=1e-5), text
+
+
+def test_concurrent_callers_get_the_same_vectors(embedder: FastEmbedder) -> None:
+    batches = [[f"thread {n} text {i} about parsing requests" for i in range(16)] for n in range(4)]
+    reference = [[raw_embed(embedder, t) for t in batch] for batch in batches]
+    results: dict[int, list[list[float]]] = {}
+    start = threading.Barrier(4)
+
+    def worker(n: int) -> None:
+        start.wait()
+        results[n] = embedder.embed_documents(batches[n])
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for n in range(4):
+        assert np.allclose(results[n], reference[n], atol=1e-5)
+
+
+@pytest.mark.skipif(not (MODEL_INT8 / "model.onnx").is_file(), reason=f"no int8 model in {MODEL_INT8}")
+def test_int8_export_loads_the_same_way_and_agrees(embedder: FastEmbedder) -> None:
+    int8 = FastEmbedder(EmbeddingSettings(model_path=MODEL_INT8), None)
+    assert int8.wait_ready(60), int8.failure_reason
+    assert int8.namespace != embedder.namespace  # fp32 and int8 vectors never mix in the cache
+    text = "Validate the request body before writing the record"
+    assert cosine(int8.embed_query(text), embedder.embed_query(text)) > 0.99
+
+
+# --------------------------------------------------------------------------- unavailable
+
+
+def _assert_unavailable(emb: Embedder, reason_part: str) -> None:
+    assert not emb.wait_ready(30)
+    assert not emb.ready
+    health = emb.health()
+    assert health.state == "unavailable"
+    assert reason_part in health.detail
+    assert "MEMORY_EMBEDDING__MODEL_PATH" in health.extra["suggestion"]
+    with pytest.raises(ServiceUnavailableError) as err:
+        emb.embed_query("anything")
+    assert err.value.code == "SVC_EMBEDDING_UNAVAILABLE"
+    assert reason_part in err.value.details["reason"]
+    assert "MEMORY_EMBEDDING__MODEL_PATH" in err.value.suggestion
+
+
+def test_bad_model_path_is_unavailable_with_reason(tmp_path: Path) -> None:
+    _assert_unavailable(
+        FastEmbedder(EmbeddingSettings(model_path=tmp_path / "nope"), None), "not a directory"
+    )
+
+
+def test_incomplete_model_folder_is_unavailable_with_reason(tmp_path: Path) -> None:
+    (tmp_path / "model.onnx").write_bytes(b"not really onnx")
+    _assert_unavailable(FastEmbedder(EmbeddingSettings(model_path=tmp_path), None), "tokenizer.json")
+
+
+@needs_model
+def test_wrong_dim_setting_is_unavailable(tmp_path: Path) -> None:
+    _assert_unavailable(FastEmbedder(EmbeddingSettings(model_path=MODEL, dim=768), None), "384-dim")
+
+
+def test_unavailable_and_fake_embedders_keep_the_contract() -> None:
+    _assert_unavailable(UnavailableEmbedder("no model configured"), "no model configured")
+    fake = FakeEmbedder(dim=64)
+    assert isinstance(fake, Embedder) and fake.ready
+    a, b, c = fake.embed_documents(["parse http request", "parse the http request", "bananas"])
+    assert math.isclose(sum(x * x for x in a), 1.0, rel_tol=1e-9)
+    assert a == fake.embed_query("parse http request")
+    assert cosine(a, b) > cosine(a, c)
+
+
+# --------------------------------------------------------------------------- sparse
+
+
+def test_bm25_vectors_are_non_empty_valid_and_overlap_on_shared_terms() -> None:
+    enc = Bm25Encoder()
+    assert isinstance(enc, SparseEncoder)
+    docs = enc.encode_documents(
+        ["Retry the graph sync when Neo4j is down", "Bananas are yellow", "the of and"]
+    )
+    query = enc.encode_query("graph sync retries")
+    assert docs[0].indices and query.indices
+    assert docs[2].indices == []  # only stopwords
+    for vec in [*docs, query]:
+        assert vec.indices == sorted(set(vec.indices))
+        assert all(0 <= i < 2**32 for i in vec.indices)
+        assert len(vec.indices) == len(vec.values)
+    assert sparse_dot(query, docs[0]) > 0  # "retries" stems to "retry"
+    assert sparse_dot(query, docs[1]) == 0
+
+
+def test_identifier_splitting_lets_names_match_words() -> None:
+    code = "def parseHttpRequest(raw): ..."
+    query = "parse http request"
+    enc = Bm25Encoder()  # the code tokenizer splits identifiers itself
+    assert sparse_dot(enc.encode_query(query), enc.encode_documents([code])[0]) >= 3
+    assert sparse_dot(enc.encode_query("parseHttpRequest"), enc.encode_documents([code])[0]) > 0
+    word = Bm25Encoder(tokenizer="word")  # pre-splits with split_identifiers
+    assert sparse_dot(word.encode_query(query), word.encode_documents([code])[0]) >= 3
+    plain = Bm25(Bm25Config(tokenizer=TokenizerType.Word, language="english"))
+    q, d = plain.embed_query(query), plain.embed_document(code)
+    assert not set(q.indices) & set(d.indices)  # without splitting nothing matches

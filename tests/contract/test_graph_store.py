@@ -1,0 +1,462 @@
+"""Contract suite for the GraphStore port, run against every real backend.
+
+LadybugDB (embedded) always runs. A Neo4j backend joins when ``MEMORY_TEST_NEO4J_URI`` is set
+(and its adapter exists); otherwise its cases are skipped with the reason printed. Cypher in these
+tests is kept to what both engines accept (no ``label(r)`` / ``type(r)``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from memory_service.core.errors import ServiceUnavailableError, ValidationError
+from memory_service.core.ports import GraphEdge, GraphNode, GraphStore, RelatedEntity
+
+pytestmark = pytest.mark.contract
+
+NEO4J_URI = os.environ.get("MEMORY_TEST_NEO4J_URI")
+
+
+@dataclass
+class Backend:
+    name: str
+    open: Callable[[], GraphStore]  # opens (or reopens) the same underlying graph
+    embedded: bool
+
+
+def _ladybug(tmp_path: Path) -> Backend:
+    from memory_service.stores.graph_ladybug import LadybugGraphStore
+
+    path = tmp_path / "graph.lbug"
+    return Backend("ladybug", lambda: LadybugGraphStore(path), embedded=True)
+
+
+def _neo4j(tmp_path: Path) -> Backend:
+    """Placeholder wiring for the Neo4j adapter: adjust the constructor when it lands."""
+    module = importlib.import_module("memory_service.stores.graph_neo4j")
+
+    def open_store() -> GraphStore:
+        store: GraphStore = module.Neo4jGraphStore.from_test_uri(NEO4J_URI)
+        return store
+
+    first = open_store()
+    first.query("MATCH (n) DETACH DELETE n", read_only=False)  # each test starts from an empty graph
+    first.close()
+    return Backend("neo4j", open_store, embedded=False)
+
+
+BACKENDS = ["ladybug", "neo4j"] if NEO4J_URI else ["ladybug"]
+
+
+def test_neo4j_backend_selection() -> None:
+    """One visible skip (instead of one per case) when Neo4j is not configured."""
+    if not NEO4J_URI:
+        pytest.skip("MEMORY_TEST_NEO4J_URI not set: Neo4j contract cases skipped (docker compose up neo4j)")
+    importlib.import_module("memory_service.stores.graph_neo4j")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    return _ladybug(tmp_path) if request.param == "ladybug" else _neo4j(tmp_path)
+
+
+@pytest.fixture
+def store(backend: Backend) -> Iterator[GraphStore]:
+    s = backend.open()
+    yield s
+    s.close()
+
+
+def node(label: str, node_id: str, **props: object) -> GraphNode:
+    return GraphNode(label, node_id, dict(props))
+
+
+def edge(rel: str, src: tuple[str, str], dst: tuple[str, str], **props: object) -> GraphEdge:
+    return GraphEdge(rel, src[0], src[1], dst[0], dst[1], dict(props))
+
+
+def keys(edges: list[GraphEdge]) -> set[tuple[str, str, str, str, str]]:
+    return {(e.type, e.source_label, e.source_id, e.target_label, e.target_id) for e in edges}
+
+
+def by_id(found: list[RelatedEntity]) -> dict[str, tuple[int, str, str]]:
+    assert len({(r.label, r.id) for r in found}) == len(found), "each entity once"
+    return {r.id: (r.distance, r.relationship, r.direction) for r in found}
+
+
+M1, M2, M3, M4, M5 = (("Memory", f"m{i}") for i in range(1, 6))
+F1, FILE1 = ("Function", "f1"), ("File", "src/auth.py")
+
+
+def build_graph(s: GraphStore) -> None:
+    """m1 -> m2 -> m3 -> m1 (cycle, last hop SUPERSEDES), m3 -> m4, f1 -> m1, file -> f1; m5 alone."""
+    s.upsert_nodes(
+        [
+            node("Memory", "m1", name="Auth decision", type="decision", status="active"),
+            node("Memory", "m2", name="Token spec", type="spec"),
+            node("Memory", "m3", name="Session plan", type="plan"),
+            node("Memory", "m4", name="Cache note"),
+            node("Memory", "m5", name="Lonely"),
+            node("Function", "f1", name="login", line=12),
+            node("File", "src/auth.py", name="auth.py"),
+        ]
+    )
+    s.upsert_edges(
+        [
+            edge("DEPENDS_ON", M1, M2, weight=0.5),
+            edge("DEPENDS_ON", M2, M3),
+            edge("SUPERSEDES", M3, M1),
+            edge("DEPENDS_ON", M3, M4),
+            edge("IMPLEMENTS", F1, M1),
+            edge("CONTAINS", FILE1, F1),
+        ]
+    )
+
+
+# --------------------------------------------------------------------------- writes
+
+
+def test_upsert_nodes_is_idempotent_and_updates(store: GraphStore) -> None:
+    store.upsert_nodes([node("Memory", "a", name="A", type="note"), node("Class", "C", name="C")])
+    store.upsert_nodes([node("Memory", "a", name="A2", type="note", extra=3)])
+    assert store.count_nodes_by_label() == {"Memory": 1, "Class": 1}
+    rows = store.query("MATCH (m:Memory) WHERE m.id = $id RETURN m.name AS name, m AS m", {"id": "a"})
+    assert rows[0]["name"] == "A2"
+    assert rows[0]["m"]["extra"] == 3 and rows[0]["m"]["type"] == "note"
+
+
+def test_edges_of_several_types_and_label_pairs(store: GraphStore) -> None:
+    build_graph(store)
+    assert store.count_edges_by_type() == {"DEPENDS_ON": 3, "SUPERSEDES": 1, "IMPLEMENTS": 1, "CONTAINS": 1}
+    assert store.count_nodes_by_label() == {"Memory": 5, "Function": 1, "File": 1}
+    # A new type, and a new label pair for an existing type, after the others exist.
+    store.upsert_edges([edge("TESTS", ("Function", "test_login"), F1), edge("DEPENDS_ON", FILE1, M4)])
+    assert store.count_edges_by_type()["TESTS"] == 1
+    assert store.count_edges_by_type()["DEPENDS_ON"] == 4
+    assert keys(store.edges_of(*M4)) == {
+        ("DEPENDS_ON", "Memory", "m3", "Memory", "m4"),
+        ("DEPENDS_ON", "File", "src/auth.py", "Memory", "m4"),
+    }
+
+
+def test_edges_of_both_directions_with_properties(store: GraphStore) -> None:
+    build_graph(store)
+    edges = store.edges_of(*M1)
+    assert keys(edges) == {
+        ("DEPENDS_ON", "Memory", "m1", "Memory", "m2"),
+        ("SUPERSEDES", "Memory", "m3", "Memory", "m1"),
+        ("IMPLEMENTS", "Function", "f1", "Memory", "m1"),
+    }
+    assert next(e for e in edges if e.type == "DEPENDS_ON").properties == {"weight": 0.5}
+    assert store.edges_of("Memory", "missing") == []
+    assert store.edges_of("NeverUsed", "x") == []
+
+
+def test_edge_merge_is_idempotent_and_updates_properties(store: GraphStore) -> None:
+    build_graph(store)
+    store.upsert_edges([edge("DEPENDS_ON", M1, M2, weight=0.9), edge("DEPENDS_ON", M1, M2, weight=0.9)])
+    assert store.count_edges_by_type()["DEPENDS_ON"] == 3
+    dep = [e for e in store.edges_of(*M1) if e.type == "DEPENDS_ON"]
+    assert len(dep) == 1 and dep[0].properties == {"weight": 0.9}
+
+
+def test_edge_creates_missing_endpoints_without_clobbering_existing(store: GraphStore) -> None:
+    store.upsert_nodes([node("Memory", "m1", name="Kept", type="decision")])
+    child, base = ("Class", "Child"), ("Class", "Base")
+    store.upsert_edges([edge("INHERITS", child, base), edge("REFERS", child, M1)])
+    assert store.count_nodes_by_label() == {"Memory": 1, "Class": 2}
+    assert keys(store.edges_of("Class", "Base")) == {("INHERITS", "Class", "Child", "Class", "Base")}
+    rows = store.query("MATCH (m:Memory) WHERE m.id = 'm1' RETURN m.name AS name, m.type AS type")
+    assert rows == [{"name": "Kept", "type": "decision"}]
+
+
+def test_self_loop_is_one_edge(store: GraphStore) -> None:
+    store.upsert_edges([edge("RELATES_TO", M5, M5)])
+    assert len(store.edges_of(*M5)) == 1
+    assert store.delete_node(*M5) == 1
+
+
+def test_delete_edges_of_returns_removed_edges_and_keeps_node(store: GraphStore) -> None:
+    build_graph(store)
+    removed = store.delete_edges_of(*M3)
+    assert keys(removed) == {
+        ("DEPENDS_ON", "Memory", "m2", "Memory", "m3"),
+        ("SUPERSEDES", "Memory", "m3", "Memory", "m1"),
+        ("DEPENDS_ON", "Memory", "m3", "Memory", "m4"),
+    }
+    assert store.edges_of(*M3) == []
+    assert store.count_nodes_by_label()["Memory"] == 5
+    assert store.count_edges_by_type() == {"DEPENDS_ON": 1, "IMPLEMENTS": 1, "CONTAINS": 1}
+    assert store.delete_edges_of(*M3) == []
+
+
+def test_delete_node_counts_edges(store: GraphStore) -> None:
+    build_graph(store)
+    assert store.delete_node(*M1) == 3
+    assert store.count_nodes_by_label()["Memory"] == 4
+    assert store.count_edges_by_type() == {"DEPENDS_ON": 2, "CONTAINS": 1}
+    assert store.delete_node(*M1) == 0
+    assert store.delete_node(*M5) == 0
+    assert store.delete_node("NeverUsed", "x") == 0
+    assert store.count_nodes_by_label()["Memory"] == 3
+
+
+# --------------------------------------------------------------------------- traversal
+
+
+def test_related_depth_and_direction(store: GraphStore) -> None:
+    build_graph(store)
+    assert by_id(store.related(*M1, direction="OUTGOING")) == {"m2": (1, "DEPENDS_ON", "OUTGOING")}
+    assert by_id(store.related(*M1, direction="OUTGOING", depth=3)) == {  # the cycle back to m1 is excluded
+        "m2": (1, "DEPENDS_ON", "OUTGOING"),
+        "m3": (2, "DEPENDS_ON", "OUTGOING"),
+        "m4": (3, "DEPENDS_ON", "OUTGOING"),
+    }
+    assert by_id(store.related(*M1, direction="INCOMING")) == {
+        "m3": (1, "SUPERSEDES", "INCOMING"),
+        "f1": (1, "IMPLEMENTS", "INCOMING"),
+    }
+    assert by_id(store.related(*M1, direction="INCOMING", depth=2)) == {
+        "m3": (1, "SUPERSEDES", "INCOMING"),
+        "f1": (1, "IMPLEMENTS", "INCOMING"),
+        "m2": (2, "DEPENDS_ON", "INCOMING"),
+        "src/auth.py": (2, "CONTAINS", "INCOMING"),
+    }
+
+
+def test_related_both_uses_shortest_distance_and_last_hop(store: GraphStore) -> None:
+    build_graph(store)
+    found = store.related(*M1, direction="BOTH", depth=2)
+    assert by_id(found) == {
+        "m2": (1, "DEPENDS_ON", "OUTGOING"),
+        "m3": (1, "SUPERSEDES", "INCOMING"),  # 1 hop via the cycle edge, not 2 via m2
+        "f1": (1, "IMPLEMENTS", "INCOMING"),
+        "m4": (2, "DEPENDS_ON", "OUTGOING"),  # last hop m3 -> m4 points at m4
+        "src/auth.py": (2, "CONTAINS", "INCOMING"),
+    }
+    m1 = next(r for r in store.related(*M2, depth=1) if r.id == "m1")
+    assert (m1.label, m1.name, m1.properties["type"], m1.properties["status"]) == (
+        "Memory",
+        "Auth decision",
+        "decision",
+        "active",
+    )
+    assert [r.distance for r in found] == sorted(r.distance for r in found)
+    assert len(store.related(*M1, direction="BOTH", depth=2, limit=2)) == 2
+
+
+def test_related_rel_type_filter(store: GraphStore) -> None:
+    build_graph(store)
+    assert by_id(store.related(*M1, rel_types=["DEPENDS_ON"], depth=3)) == {
+        "m2": (1, "DEPENDS_ON", "OUTGOING"),
+        "m3": (2, "DEPENDS_ON", "OUTGOING"),
+        "m4": (3, "DEPENDS_ON", "OUTGOING"),
+    }
+    found = store.related(*M1, rel_types=["IMPLEMENTS", "CONTAINS"], depth=3)
+    assert by_id(found) == {"f1": (1, "IMPLEMENTS", "INCOMING"), "src/auth.py": (2, "CONTAINS", "INCOMING")}
+    assert store.related(*M1, rel_types=["NEVER_CREATED"]) == []
+    assert store.related(*M5, depth=5) == []
+    assert store.related("Memory", "missing") == []
+    with pytest.raises(ValidationError):
+        store.related(*M1, depth=6)
+
+
+# --------------------------------------------------------------------------- query
+
+
+def test_query_returns_plain_dicts(store: GraphStore) -> None:
+    build_graph(store)
+    scalar = store.query(
+        "MATCH (m:Memory) WHERE m.id = $id RETURN m.name AS name, 1 + 1 AS two", {"id": "m1"}
+    )
+    assert scalar == [{"name": "Auth decision", "two": 2}]
+    n = store.query("MATCH (m:Memory) WHERE m.id = 'm1' RETURN m")[0]["m"]
+    assert n == {
+        "_label": "Memory", "id": "m1", "name": "Auth decision", "type": "decision", "status": "active",
+    }  # fmt: skip
+    r = store.query("MATCH (:Memory {id: 'm1'})-[r:DEPENDS_ON]->(:Memory) RETURN r")[0]["r"]
+    assert (r["_type"], r["_src"], r["_dst"], r["weight"]) == ("DEPENDS_ON", "m1", "m2", 0.5)
+    p = store.query("MATCH p = (:File)-[:CONTAINS]->(:Function)-[:IMPLEMENTS]->(:Memory) RETURN p")[0]["p"]
+    assert [x["id"] for x in p["nodes"]] == ["src/auth.py", "f1", "m1"]
+    assert [(x["_type"], x["_src"], x["_dst"]) for x in p["relationships"]] == [
+        ("CONTAINS", "src/auth.py", "f1"),
+        ("IMPLEMENTS", "f1", "m1"),
+    ]
+    json.dumps([scalar, n, r, p])  # plain JSON, no engine objects
+    assert len(store.query("UNWIND range(1, 50) AS x RETURN x", row_limit=10)) == 10
+
+
+@pytest.mark.parametrize(
+    "cypher",
+    [
+        "CREATE (m:Memory {id: 'x'})",
+        "create (m:Memory {id: 'x'})",
+        "MATCH (m:Memory) SET m.name = 'x'",
+        "MATCH (m:Memory) WHERE m.id = 'm1' DETACH DELETE m",
+        "MERGE (m:Memory {id: 'm1'}) RETURN m",
+        "MATCH (m:Memory) REMOVE m.name",
+        "/* read */ MATCH (m) RETURN m; CREATE (x:Memory {id: 'y'})",
+    ],
+)
+def test_query_refuses_writes_when_read_only(store: GraphStore, cypher: str) -> None:
+    build_graph(store)
+    with pytest.raises(ValidationError) as info:
+        store.query(cypher)
+    assert info.value.code in ("VAL_WRITE_NOT_ALLOWED", "VAL_CYPHER") and info.value.suggestion
+    assert store.count_nodes_by_label() == {"Memory": 5, "Function": 1, "File": 1}
+
+
+def test_query_write_error_code_and_literals(store: GraphStore) -> None:
+    build_graph(store)
+    with pytest.raises(ValidationError) as info:
+        store.query("MATCH (m:Memory) WHERE m.id = 'm1' SET m.name = 'x'")
+    assert info.value.code == "VAL_WRITE_NOT_ALLOWED"
+    rows = store.query("RETURN 'CREATE (x) // DELETE' AS s // SET in a comment")
+    assert rows == [{"s": "CREATE (x) // DELETE"}]
+    assert store.query('MATCH (m:Memory) WHERE m.name = "Don\'t CREATE" RETURN m.id AS id') == []
+    with pytest.raises(ValidationError) as info:
+        store.query("MATCH (m:Memory RETURN m")
+    assert info.value.code == "VAL_CYPHER"
+
+
+def test_query_can_write_when_allowed(store: GraphStore) -> None:
+    build_graph(store)
+    params = {"id": "m4", "name": "N"}
+    store.query("MATCH (m:Memory) WHERE m.id = $id SET m.name = $name", params, read_only=False)
+    assert store.query("MATCH (m:Memory) WHERE m.id = 'm4' RETURN m.name AS n") == [{"n": "N"}]
+
+
+# --------------------------------------------------------------------------- lifecycle, scale, validation
+
+
+def test_persists_across_close_and_reopen(backend: Backend) -> None:
+    first = backend.open()
+    build_graph(first)
+    first.close()
+    second = backend.open()
+    try:
+        assert second.count_edges_by_type()["DEPENDS_ON"] == 3
+        assert by_id(second.related(*M1, direction="OUTGOING"))["m2"] == (1, "DEPENDS_ON", "OUTGOING")
+        second.upsert_edges([edge("DEPENDS_ON", M4, M5)])  # known tables after reopen
+        assert second.count_edges_by_type()["DEPENDS_ON"] == 4
+    finally:
+        second.close()
+
+
+def test_closed_store_is_unavailable(backend: Backend) -> None:
+    s = backend.open()
+    assert s.health().state == "ok" and s.health().name == "graph"
+    s.close()
+    s.close()  # idempotent
+    with pytest.raises(ServiceUnavailableError):
+        s.count_nodes_by_label()
+    assert s.health().state == "unavailable"
+
+
+def test_embedded_store_has_one_owner_per_path(backend: Backend) -> None:
+    if not backend.embedded:
+        pytest.skip("only embedded stores own a path")
+    s = backend.open()
+    try:
+        assert s.health().backend == backend.name and s.size_bytes() > 0
+        with pytest.raises(ServiceUnavailableError):
+            backend.open()
+    finally:
+        s.close()
+
+
+def test_bulk_5000_edges(store: GraphStore) -> None:
+    edges = [edge("CALLS", ("Function", f"f{i}"), ("Function", f"f{(i * 7 + 1) % 5000}"))
+             for i in range(5000)]  # fmt: skip
+    store.upsert_edges(edges)
+    store.upsert_edges(edges)
+    assert store.count_edges_by_type() == {"CALLS": 5000}
+    assert store.count_nodes_by_label() == {"Function": 5000}
+    assert {r.id for r in store.related("Function", "f0", direction="OUTGOING")} == {"f1"}
+
+
+def test_concurrent_writers_and_readers(store: GraphStore) -> None:
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for j in range(5):
+                hub = ("Function", f"t{k}")
+                batch = [edge("CALLS", ("Function", f"t{k}_{j}_{i}"), hub) for i in range(20)]
+                store.upsert_edges(batch)
+                store.edges_of("Function", f"t{k}")
+                store.count_edges_by_type()
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert store.count_edges_by_type() == {"CALLS": 400}
+
+
+def test_bad_identifiers_are_refused(store: GraphStore) -> None:
+    with pytest.raises(ValidationError) as info:
+        store.upsert_nodes([node("Memory) DETACH DELETE (x", "a")])
+    assert info.value.code == "VAL_GRAPH_IDENTIFIER"
+    with pytest.raises(ValidationError):
+        store.upsert_edges([edge("DEPENDS-ON", M1, M2)])
+    with pytest.raises(ValidationError):
+        store.upsert_edges([edge("OK", ("Bad Label", "a"), M2)])
+    with pytest.raises(ValidationError):
+        store.related("Memory`", "m1")
+    with pytest.raises(ValidationError):
+        store.edges_of("1Memory", "m1")
+    assert store.count_nodes_by_label() == {}
+
+
+@pytest.mark.parametrize(
+    ("cypher", "allowed"),
+    [
+        ("MATCH (n) WHERE n.name = 'CREATE' RETURN n.set AS s, {delete: 1} AS m, $merge AS p", True),
+        ("MATCH (n) RETURN n // DETACH DELETE n", True),
+        ("CALL show_tables() RETURN *", True),
+        ("match (n) set n.x = 1", False),
+        ("CALL threads=1", False),
+        ("LOAD FROM 'rows.csv' RETURN *", False),
+        ("RETURN 1; MATCH (n) DELETE n", False),
+    ],
+)
+def test_ladybug_write_check_is_lexical(cypher: str, allowed: bool) -> None:
+    """The first of LadybugDB's two read-only guards (the second is a READ ONLY transaction)."""
+    from memory_service.stores.graph_ladybug import check_cypher
+
+    if allowed:
+        check_cypher(cypher, read_only=True)
+    else:
+        with pytest.raises(ValidationError):
+            check_cypher(cypher, read_only=True)
+
+
+def test_ladybug_read_only_transaction_backs_up_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even a write the lexical check missed is refused by the engine's READ ONLY transaction."""
+    from memory_service.stores import graph_ladybug
+
+    store = graph_ladybug.LadybugGraphStore(tmp_path / "g.lbug")
+    try:
+        store.upsert_nodes([node("Memory", "m1", name="A")])
+        monkeypatch.setattr(graph_ladybug, "check_cypher", lambda cypher, *, read_only: None)
+        with pytest.raises(ValidationError) as info:
+            store.query("MATCH (m:Memory) SET m.name = 'B'")
+        assert info.value.code == "VAL_WRITE_NOT_ALLOWED"
+        assert store.query("MATCH (m:Memory) RETURN m.name AS n") == [{"n": "A"}]
+    finally:
+        store.close()

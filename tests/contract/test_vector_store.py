@@ -1,0 +1,517 @@
+"""Contract tests for the VectorStore port, run against every available backend (embedded: qdrant-edge).
+
+Vectors are deterministic numpy draws: points cluster around a few topic centroids, so "nearest"
+has a known answer without an embedding model. The last section holds qdrant-edge specifics
+(out-of-process optimize, swap recovery, durability after SIGKILL).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError
+from memory_service.core.ports import (
+    CollectionSpec,
+    PayloadFilter,
+    SparseVector,
+    VectorPoint,
+    VectorStore,
+)
+from memory_service.stores.qdrant_edge import EdgeVectorStore
+
+pytestmark = pytest.mark.contract
+
+BACKENDS = ["edge"]
+DIM = 32
+TOPICS = np.random.default_rng(7).standard_normal((4, DIM))
+SPEC = CollectionSpec(
+    "memories", DIM, sparse=True, keyword_indexes=("project", "kind"), float_indexes=("importance",)
+)
+MakeStore = Callable[[], VectorStore]
+
+
+def open_store(backend: str, root: Path) -> VectorStore:
+    """The backend on ``root`` with SPEC ensured."""
+    assert backend == "edge"
+    # A tiny HNSW threshold so optimize() really builds HNSW on test-sized collections.
+    store = EdgeVectorStore(root, indexing_threshold_kb=64)
+    store.ensure_collection(SPEC)
+    return store
+
+
+@pytest.fixture(params=BACKENDS)
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeStore]:
+    """Opens the backend on the test's directory; call again to reopen after close()."""
+    opened: list[VectorStore] = []
+
+    def make() -> VectorStore:
+        opened.append(open_store(request.param, tmp_path / "vectors"))
+        return opened[-1]
+
+    yield make
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(make_store: MakeStore) -> VectorStore:
+    return make_store()
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def filtered(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[VectorStore, list[VectorPoint]]]:
+    """One read-only store shared by the filter cases (creating a shard costs ~0.3 s)."""
+    store = open_store(request.param, tmp_path_factory.mktemp("filters"))
+    points = make_points(80)
+    store.upsert(SPEC.name, points)
+    yield store, points
+    store.close()
+
+
+def dense(topic: int, seed: int, noise: float = 0.35) -> list[float]:
+    v = TOPICS[topic] + noise * np.random.default_rng(seed).standard_normal(DIM)
+    return [float(x) for x in v / np.linalg.norm(v)]
+
+
+def make_points(n: int, *, start: int = 0) -> list[VectorPoint]:
+    """Points with both vectors and a payload that every filter case can slice."""
+    return [
+        VectorPoint(
+            id=str(uuid.UUID(int=i + 1)),
+            payload={
+                "i": i,
+                "topic": i % 4,
+                "project": f"p{i % 3}",
+                "kind": ("note", "decision")[i % 2],
+                "importance": round((i % 10) / 10, 1),
+                "pinned": i % 5 == 0,
+            },
+            dense=dense(i % 4, i),
+            sparse=SparseVector([0, 10 + i % 7], [1.0, float(1 + i % 3)]),
+        )
+        for i in range(start, start + n)
+    ]
+
+
+def ids_of(points: list[Any]) -> set[str]:
+    return {p.id for p in points}
+
+
+def scroll_all(store: VectorStore, flt: PayloadFilter | None = None, limit: int = 64) -> list[VectorPoint]:
+    out: list[VectorPoint] = []
+    offset: str | None = None
+    while True:
+        page, offset = store.scroll(SPEC.name, flt, limit=limit, offset=offset)
+        out += page
+        if offset is None:
+            return out
+
+
+# --------------------------------------------------------------------------- collections
+
+
+def test_adapter_satisfies_the_port(store: VectorStore) -> None:
+    assert isinstance(store, VectorStore)
+
+
+def test_ensure_collection_is_idempotent(make_store: MakeStore) -> None:
+    store = make_store()
+    store.upsert(SPEC.name, make_points(5))
+    store.ensure_collection(SPEC)
+    store.ensure_collection(CollectionSpec(SPEC.name, DIM, keyword_indexes=("project", "extra")))
+    assert store.count(SPEC.name) == 5
+    store.close()
+    again = make_store()
+    again.ensure_collection(SPEC)
+    assert again.count(SPEC.name) == 5
+
+
+def test_bad_collection_name_is_a_clear_error(store: VectorStore) -> None:
+    for name in ("", "../escape", "a/b", ".hidden", "x" * 65):
+        with pytest.raises(MemoryServiceError) as err:
+            store.ensure_collection(CollectionSpec(name, DIM))
+        assert err.value.code and err.value.suggestion, name
+
+
+def test_unknown_collection_and_closed_store_are_service_errors(store: VectorStore) -> None:
+    with pytest.raises(ServiceUnavailableError):
+        store.count("never_created")
+    store.close()
+    with pytest.raises(ServiceUnavailableError):
+        store.count(SPEC.name)
+    assert store.health().state == "unavailable"
+
+
+def test_wrong_dimension_is_refused(store: VectorStore) -> None:
+    with pytest.raises(MemoryServiceError):
+        store.upsert(SPEC.name, [VectorPoint(str(uuid.uuid4()), {}, dense=[1.0, 0.0])])
+    with pytest.raises(MemoryServiceError):
+        store.search_dense(SPEC.name, [1.0, 0.0], 5)
+    assert store.count(SPEC.name) == 0
+
+
+# --------------------------------------------------------------------------- records
+
+
+def test_upsert_retrieve_round_trip(store: VectorStore) -> None:
+    payload = {
+        "content": 'Décision: use 日本語 & emoji 🎉 \u2028 "quotes"',
+        "tags": ["a", "b"],
+        "nested": {"x": [1, 2.5, None, True]},
+        "n": 2**53,
+        "flag": False,
+        "none": None,
+    }
+    pid, other, missing = (str(uuid.uuid4()) for _ in range(3))
+    store.upsert(
+        SPEC.name,
+        [
+            VectorPoint(pid, payload, dense=dense(0, 1)),
+            VectorPoint(other.upper(), {"k": 1}, sparse=SparseVector([3], [1.0])),
+        ],
+    )
+    got = store.retrieve(SPEC.name, [other, missing, pid])
+    assert [p.id for p in got] == [other, pid]  # order asked, unknown ids left out, lowercase ids
+    assert got[1].payload == payload
+    store.upsert(SPEC.name, [VectorPoint(pid, {"content": "v2"}, dense=dense(0, 1))])
+    assert store.retrieve(SPEC.name, [pid])[0].payload == {"content": "v2"}
+    assert store.retrieve(SPEC.name, []) == []
+
+
+def test_overwrite_payload_keeps_vectors(store: VectorStore) -> None:
+    points = make_points(6)
+    store.upsert(SPEC.name, points)
+    target, unknown = points[2], str(uuid.uuid4())
+    store.overwrite_payload(
+        SPEC.name, [VectorPoint(target.id, {"project": "moved", "é": "ü"}), VectorPoint(unknown, {"x": 1})]
+    )  # unknown ids are skipped
+    assert store.retrieve(SPEC.name, [target.id])[0].payload == {"project": "moved", "é": "ü"}
+    assert store.retrieve(SPEC.name, [unknown]) == []
+    hit = store.search_dense(SPEC.name, target.dense or [], 1, PayloadFilter(equals={"project": "moved"}))
+    assert [h.id for h in hit] == [target.id]
+    assert target.id in ids_of(store.search_sparse(SPEC.name, target.sparse or SparseVector([], []), 6))
+    assert store.count(SPEC.name) == 6
+
+
+def test_delete(store: VectorStore) -> None:
+    points = make_points(20)
+    store.upsert(SPEC.name, points)
+    gone = [p.id for p in points[:5]]
+    store.delete(SPEC.name, [*gone, str(uuid.uuid4())])  # unknown ids are ignored
+    assert store.retrieve(SPEC.name, gone) == []
+    assert store.count(SPEC.name) == 15
+    hits = store.search_dense(SPEC.name, points[0].dense or [], 20)
+    assert not ids_of(hits) & set(gone)
+    assert not ids_of(store.search_sparse(SPEC.name, SparseVector([0], [1.0]), 50)) & set(gone)
+
+
+# --------------------------------------------------------------------------- search
+
+
+def test_dense_search_ranks_nearest_first(store: VectorStore) -> None:
+    points = make_points(100)
+    store.upsert(SPEC.name, points)
+    hits = store.search_dense(SPEC.name, [float(x) for x in TOPICS[2]], 10)
+    assert len(hits) == 10
+    assert all(h.payload["topic"] == 2 for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    own = store.search_dense(SPEC.name, points[37].dense or [], 1)[0]
+    assert own.id == points[37].id and own.score == pytest.approx(1.0, abs=1e-4)
+    assert own.payload == points[37].payload
+    assert store.search_dense(SPEC.name, points[0].dense or [], 0) == []
+
+
+def test_sparse_search_scores_rare_terms_higher(store: VectorStore) -> None:
+    ids = [str(uuid.uuid4()) for _ in range(6)]
+    common, rare = 1, 2
+    store.upsert(
+        SPEC.name,
+        [
+            VectorPoint(ids[0], {"n": 0}, sparse=SparseVector([common], [1.0])),
+            VectorPoint(ids[1], {"n": 1}, sparse=SparseVector([common], [1.0])),
+            VectorPoint(ids[2], {"n": 2}, sparse=SparseVector([common], [1.0])),
+            VectorPoint(ids[3], {"n": 3}, sparse=SparseVector([rare], [1.0])),
+            VectorPoint(ids[4], {"n": 4}, sparse=SparseVector([common], [3.0])),  # higher term frequency
+            VectorPoint(ids[5], {"n": 5}, sparse=SparseVector([99], [1.0])),
+        ],
+    )
+    hits = store.search_sparse(SPEC.name, SparseVector([common, rare], [1.0, 1.0]), 10)
+    assert hits[0].id == ids[3]  # IDF: the rare term outweighs the common one
+    assert hits[1].id == ids[4]  # then term frequency
+    assert ids[5] not in ids_of(hits)  # no shared term, no hit
+    assert hits[0].payload == {"n": 3}
+    assert store.search_sparse(SPEC.name, SparseVector([], []), 10) == []
+
+
+def test_vectors_are_optional_per_point(store: VectorStore) -> None:
+    only_sparse, only_dense = str(uuid.uuid4()), str(uuid.uuid4())
+    store.upsert(
+        SPEC.name,
+        [
+            VectorPoint(only_sparse, {"s": 1}, sparse=SparseVector([5], [1.0])),
+            VectorPoint(only_dense, {"d": 1}, dense=dense(1, 1)),
+        ],
+    )
+    assert ids_of(store.search_dense(SPEC.name, dense(1, 1), 10)) == {only_dense}
+    assert ids_of(store.search_sparse(SPEC.name, SparseVector([5], [1.0]), 10)) == {only_sparse}
+    assert store.count(SPEC.name) == 2
+
+
+FILTERS: list[tuple[PayloadFilter, Callable[[dict[str, Any]], bool]]] = [
+    (PayloadFilter(equals={"project": "p1"}), lambda p: p["project"] == "p1"),
+    (PayloadFilter(equals={"pinned": True}), lambda p: p["pinned"]),
+    (PayloadFilter(equals={"topic": 3}), lambda p: p["topic"] == 3),
+    (PayloadFilter(equals={"importance": 0.5}), lambda p: p["importance"] == 0.5),
+    (PayloadFilter(any_of={"project": ["p0", "p2"]}), lambda p: p["project"] in ("p0", "p2")),
+    (PayloadFilter(any_of={"topic": [1, 2]}), lambda p: p["topic"] in (1, 2)),
+    (PayloadFilter(any_of={"project": []}), lambda p: False),
+    (PayloadFilter(ranges={"importance": (0.2, 0.5)}), lambda p: 0.2 <= p["importance"] <= 0.5),
+    (PayloadFilter(ranges={"importance": (None, 0.1)}), lambda p: p["importance"] <= 0.1),
+    (PayloadFilter(ranges={"i": (50, None)}), lambda p: p["i"] >= 50),
+    (PayloadFilter(not_equals={"kind": "note"}), lambda p: p["kind"] != "note"),
+    (
+        PayloadFilter(
+            equals={"project": "p1"},
+            ranges={"importance": (0.3, None)},
+            not_equals={"kind": "decision"},
+            any_of={"topic": [0, 1, 3]},
+        ),
+        lambda p: (
+            p["project"] == "p1"
+            and p["importance"] >= 0.3
+            and p["kind"] != "decision"
+            and p["topic"] in (0, 1, 3)
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("flt", "pred"), FILTERS)
+def test_filters_apply_to_search_scroll_and_count(
+    filtered: tuple[VectorStore, list[VectorPoint]],
+    flt: PayloadFilter,
+    pred: Callable[[dict[str, Any]], bool],
+) -> None:
+    store, points = filtered
+    expected = {p.id for p in points if pred(p.payload)}
+    assert store.count(SPEC.name, flt) == len(expected)
+    assert ids_of(scroll_all(store, flt, limit=7)) == expected
+    assert ids_of(store.search_dense(SPEC.name, dense(0, 0), 100, flt)) == expected
+    assert ids_of(store.search_sparse(SPEC.name, SparseVector([0], [1.0]), 100, flt)) == expected
+    top = store.search_dense(SPEC.name, dense(2, 0), 3, flt)
+    assert all(pred(h.payload) for h in top)
+
+
+def test_scroll_pages_cover_every_point_once(store: VectorStore) -> None:
+    points = make_points(250)
+    store.upsert(SPEC.name, points)
+    seen: list[str] = []
+    offset: str | None = None
+    pages = 0
+    while True:
+        page, offset = store.scroll(SPEC.name, limit=64, offset=offset)
+        assert len(page) <= 64
+        assert all(p.payload for p in page)
+        seen += [p.id for p in page]
+        pages += 1
+        if offset is None:
+            break
+        assert isinstance(offset, str)
+    assert pages == 4
+    assert len(seen) == len(set(seen)) == 250
+    assert set(seen) == ids_of(points)
+
+
+# --------------------------------------------------------------------------- lifecycle
+
+
+def test_data_survives_close_and_reopen(make_store: MakeStore) -> None:
+    store = make_store()
+    points = make_points(40)
+    store.upsert(SPEC.name, points)
+    store.delete(SPEC.name, [points[0].id])
+    store.close()
+    again = make_store()
+    assert again.count(SPEC.name) == 39
+    assert again.retrieve(SPEC.name, [points[1].id])[0].payload == points[1].payload
+    assert again.search_dense(SPEC.name, points[9].dense or [], 1)[0].id == points[9].id
+    assert again.count(SPEC.name, PayloadFilter(equals={"project": "p2"})) == 13
+    assert again.retrieve(SPEC.name, [points[0].id]) == []
+
+
+def test_optimize_keeps_search_correct(make_store: MakeStore) -> None:
+    store = make_store()
+    points = make_points(3000)
+    for i in range(0, 3000, 500):
+        store.upsert(SPEC.name, points[i : i + 500])
+    assert isinstance(store.optimize(SPEC.name), bool)
+    assert store.count(SPEC.name) == 3000
+    for k in (0, 777, 1500, 2999):
+        assert store.search_dense(SPEC.name, points[k].dense or [], 1)[0].id == points[k].id
+    flt = PayloadFilter(equals={"project": "p1"}, ranges={"importance": (0.5, None)})
+    expected = {p.id for p in points if p.payload["project"] == "p1" and p.payload["importance"] >= 0.5}
+    hits = store.search_dense(SPEC.name, dense(1, 5), 10, flt)
+    assert len(hits) == 10 and ids_of(hits) <= expected
+    assert store.count(SPEC.name, flt) == len(expected)
+    store.close()
+    again = make_store()
+    assert again.search_dense(SPEC.name, points[1234].dense or [], 1)[0].id == points[1234].id
+
+
+def test_search_and_writes_during_optimize(store: VectorStore) -> None:
+    points = make_points(3000)
+    store.upsert(SPEC.name, points)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            store.optimize(SPEC.name)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    added = make_points(40, start=5000)
+    for n in range(40):
+        k = (n * 97) % 3000
+        assert store.search_dense(SPEC.name, points[k].dense or [], 1)[0].id == points[k].id
+        store.upsert(SPEC.name, [added[n]])
+        if n % 4 == 0:
+            store.delete(SPEC.name, [points[n].id])
+    while worker.is_alive():
+        store.search_sparse(SPEC.name, SparseVector([0], [1.0]), 5)
+        worker.join(timeout=0.05)
+    assert not errors
+    assert store.count(SPEC.name) == 3000 + 40 - 10
+    assert len(store.retrieve(SPEC.name, [p.id for p in added])) == 40
+    assert store.retrieve(SPEC.name, [points[0].id, points[36].id]) == []
+    assert store.search_dense(SPEC.name, added[7].dense or [], 1)[0].id == added[7].id
+
+
+def test_health_and_size(store: VectorStore) -> None:
+    before = store.size_bytes()
+    store.upsert(SPEC.name, make_points(200))
+    health = store.health()
+    assert health.state == "ok" and health.name == "vectors"
+    assert health.extra["collections"] == {SPEC.name: 200}
+    assert store.size_bytes() >= before > 0
+
+
+# --------------------------------------------------------------------------- qdrant-edge specifics
+
+
+def test_edge_optimize_runs_beside_searches_and_replays_writes(tmp_path: Path) -> None:
+    """The HNSW build runs in a child process: searches are served meanwhile (in-process it holds the
+    GIL throughout), and writes made during it are replayed onto the swapped-in shard."""
+    store = EdgeVectorStore(tmp_path, indexing_threshold_kb=64)
+    store.ensure_collection(SPEC)
+    points = make_points(3000)
+    store.upsert(SPEC.name, points)
+    late = make_points(3, start=9000)
+    real = store._optimize_copy
+    served_during: list[int] = []
+
+    def optimize_copy(coll: Any, work: Path) -> bool:
+        store.upsert(SPEC.name, late)  # journalled: the copy does not have them
+        store.delete(SPEC.name, [points[1].id])
+        result: dict[str, bool] = {}
+        child = threading.Thread(target=lambda: result.update(ok=real(coll, work)))
+        child.start()
+        n = 0
+        while child.is_alive() and n < 50:
+            probe = points[2 + n % 2998]
+            assert store.search_dense(SPEC.name, probe.dense or [], 1)[0].id == probe.id
+            n += 1
+        served_during.append(n)
+        child.join()
+        return result["ok"]
+
+    store._optimize_copy = optimize_copy  # type: ignore[method-assign]
+    assert store.optimize(SPEC.name) is True
+    assert served_during[0] == 50  # in-process, the build would hold the GIL: 0 served
+    assert store.count(SPEC.name) == 3002
+    assert store.retrieve(SPEC.name, [points[1].id]) == []
+    assert store.search_dense(SPEC.name, late[2].dense or [], 1)[0].id == late[2].id
+    assert not list(tmp_path.glob(".*"))  # work and old dirs removed
+    store.close()
+
+
+def test_edge_recovers_from_a_swap_cut_short(tmp_path: Path) -> None:
+    store = EdgeVectorStore(tmp_path)
+    store.ensure_collection(SPEC)
+    store.upsert(SPEC.name, make_points(10))
+    store.close()
+    # Crash after the live shard was set aside and a half-made one put in its place.
+    os.rename(tmp_path / SPEC.name, tmp_path / f".{SPEC.name}.old")
+    (tmp_path / SPEC.name).mkdir()
+    (tmp_path / f".{SPEC.name}.optimizing").mkdir()
+    again = EdgeVectorStore(tmp_path)
+    again.ensure_collection(SPEC)
+    assert again.count(SPEC.name) == 10
+    assert not list(tmp_path.glob(".*"))
+    again.close()
+
+
+@pytest.mark.parametrize("sync_writes", [True, False])
+def test_edge_acknowledged_write_survives_sigkill(tmp_path: Path, sync_writes: bool) -> None:
+    """Flushed or not, the WAL (an mmap-ed file) is in the page cache when upsert returns."""
+    script = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from memory_service.core.ports import CollectionSpec, VectorPoint\n"
+        "from memory_service.stores.qdrant_edge import EdgeVectorStore\n"
+        f"s = EdgeVectorStore(Path(sys.argv[1]), sync_writes={sync_writes})\n"
+        f"s.ensure_collection(CollectionSpec('memories', {DIM}))\n"
+        f"s.upsert('memories', [VectorPoint(sys.argv[2], {{'k': 'v'}}, dense=[1.0] * {DIM})])\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    pid = str(uuid.uuid4())
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path), pid],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert proc.returncode == -9, proc.stderr
+    store = EdgeVectorStore(tmp_path)
+    store.ensure_collection(CollectionSpec("memories", DIM))
+    assert [p.payload for p in store.retrieve("memories", [pid])] == [{"k": "v"}]
+    store.close()
+
+
+def test_edge_close_during_optimize_stops_the_child(tmp_path: Path) -> None:
+    store = EdgeVectorStore(tmp_path, indexing_threshold_kb=64)
+    store.ensure_collection(SPEC)
+    store.upsert(SPEC.name, make_points(3000))
+    real = store._optimize_copy
+
+    def optimize_copy(coll: Any, work: Path) -> bool:
+        result: dict[str, bool] = {}
+        child = threading.Thread(target=lambda: result.update(ok=real(coll, work)))
+        child.start()
+        while coll.optimizer is None and child.is_alive():
+            child.join(timeout=0.001)
+        store.close()  # what shutdown does while housekeeping optimises
+        child.join()
+        assert coll.optimizer.returncode == -9
+        return result["ok"]
+
+    store._optimize_copy = optimize_copy  # type: ignore[method-assign]
+    assert store.optimize(SPEC.name) is False
+    assert not list(tmp_path.glob(".*"))
+    again = EdgeVectorStore(tmp_path)
+    again.ensure_collection(SPEC)
+    assert again.count(SPEC.name) == 3000
+    again.close()

@@ -1,0 +1,59 @@
+"""In-process MCP client fixtures: the real server object, real engines, the real model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.types import CallToolResult
+
+from memory_service.server import build_server
+from memory_service.settings import EmbeddingSettings, Settings
+from tests.conftest import require_model
+
+
+def make_settings(root: Path, model: Path | None) -> Settings:
+    return Settings(
+        data_dir=root / "data",
+        project_root=root,
+        project="test",
+        embedding=EmbeddingSettings(model_path=model or root / "missing-model", load_timeout_seconds=30),
+    )
+
+
+@pytest.fixture(scope="module")
+async def client(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Client]:
+    """One server per test module (the model loads once); tests use distinct content."""
+    root = tmp_path_factory.mktemp("server")
+    async with Client(build_server(make_settings(root, require_model()))) as c:
+        yield c
+
+
+def payload(result: CallToolResult) -> dict[str, Any]:
+    """The JSON a tool returned; structured content and text must agree."""
+    text = result.content[0].text  # type: ignore[union-attr]
+    data = json.loads(text)
+    assert result.structured_content == data
+    return data
+
+
+async def call_ok(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    data = payload(result)
+    assert not result.is_error, data
+    return data
+
+
+async def call_error(client: Client, tool: str, args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    data = payload(result)
+    assert result.is_error, data
+    assert data["status"] == "error"
+    error = data["error"]
+    assert set(error) >= {"code", "message", "details", "suggestion"}
+    assert error["message"] and error["suggestion"], error
+    return error

@@ -1,0 +1,74 @@
+"""The published tool schemas hold everything seed 001 says, read from the spec itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+import pytest
+
+from memory_service.tools import ALL_TOOLS
+from tests.conftest import SHARED
+
+IGNORED_KEYS = {"description"}
+
+
+def _seed_schemas() -> dict[str, dict[str, Any]]:
+    seeds = sorted((SHARED / "seeds").glob("001_*.txt"))
+    if not seeds:
+        if os.environ.get("CI"):
+            pytest.fail(f"seed 001 not found under {SHARED / 'seeds'}")
+        pytest.skip("seed 001 (../shared/seeds) not beside this checkout")
+    text = seeds[0].read_text()
+    out: dict[str, dict[str, Any]] = {}
+    for match in re.finditer(r"^##### (\w+)\n(.*?)(?=^##### |^#### |^### |\Z)", text, re.S | re.M):
+        name, body = match.group(1), match.group(2)
+        blocks = re.findall(r"\*\*(Input|Output) Schema:\*\*\s*```json\n(.*?)```", body, re.S)
+        out[name] = {kind: json.loads(block) for kind, block in blocks}
+    return out
+
+
+def _contains(seed: Any, ours: Any, path: str) -> list[str]:
+    """Every key/value the seed gives is in ours (ours may add optional fields)."""
+    problems: list[str] = []
+    if isinstance(seed, dict):
+        if not isinstance(ours, dict):
+            return [f"{path}: expected an object, found {ours!r}"]
+        for key, value in seed.items():
+            if key in IGNORED_KEYS:
+                continue
+            if key not in ours:
+                problems.append(f"{path}.{key}: missing (seed has {value!r})")
+            elif key == "required":
+                if set(value) != set(ours[key]):
+                    problems.append(f"{path}.required: seed {sorted(value)} != ours {sorted(ours[key])}")
+            else:
+                problems.extend(_contains(value, ours[key], f"{path}.{key}"))
+    elif seed != ours:
+        problems.append(f"{path}: seed {seed!r} != ours {ours!r}")
+    return problems
+
+
+@pytest.mark.parametrize("spec", ALL_TOOLS, ids=lambda s: s.name)
+def test_input_schema_holds_the_seed(spec: Any) -> None:
+    seed = _seed_schemas()[spec.name]["Input"]
+    ours = spec.input_schema()
+    assert _contains(seed, ours, spec.name) == []
+    assert set(ours.get("required", [])) == set(seed.get("required", []))
+
+
+@pytest.mark.parametrize("spec", ALL_TOOLS, ids=lambda s: s.name)
+def test_output_schema_holds_the_seed(spec: Any) -> None:
+    seed = _seed_schemas()[spec.name]["Output"]
+    ours = spec.output_schema()
+    # Output: every seed property exists with the seed's type (we may add fields and requirements).
+    for name, prop in seed["properties"].items():
+        assert name in ours["properties"], f"{spec.name}: output lacks {name}"
+        if "type" in prop:
+            assert ours["properties"][name].get("type") == prop["type"], (spec.name, name)
+
+
+def test_the_parser_reads_all_23_seed_tools() -> None:
+    assert len(_seed_schemas()) == 23
