@@ -20,6 +20,7 @@ app = typer.Typer(
     add_completion=False,
 )
 console = Console()
+err_console = Console(stderr=True, soft_wrap=True)
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data directory (default: MEMORY_DATA_DIR or per project).")
@@ -40,13 +41,13 @@ def _open(settings: Settings) -> Any:
         return open_services(settings, housekeeping=False)
     except MemoryServiceError as exc:
         if exc.code == "SVC_DATA_DIR_LOCKED":
-            console.print(
+            err_console.print(
                 f"[yellow]The data directory {settings.resolved_data_dir} is in use by a running "
-                f"memory-service (pid {owner}).[/yellow] Stop that server, or ask it through its MCP "
-                "tools (memory_statistics) while it runs."
+                f"memory-service (pid {owner}).[/yellow] The CLI opens the stores directly: stop that "
+                "server first, or point --data-dir at another directory."
             )
             raise typer.Exit(2) from None
-        console.print(f"[red]{exc.message}[/red] {exc.suggestion}")
+        err_console.print(f"[red]{exc.message}[/red] {exc.suggestion}")
         raise typer.Exit(1) from None
 
 

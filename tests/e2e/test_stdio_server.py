@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
+from memory_service.tools import ALL_TOOLS
 from tests.conftest import REPO, require_model, server_env
 from tests.e2e.conftest import call_error, call_ok
 
@@ -29,14 +30,7 @@ async def test_every_tool_over_stdio_and_data_survives_restart(tmp_path: Path) -
     params = _params(tmp_path / "data", model)
     async with Client(params) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-        assert names == {
-            "memory_add",
-            "memory_update",
-            "memory_delete",
-            "memory_get",
-            "memory_bulk_add",
-            "memory_search",
-        }
+        assert names == {spec.name for spec in ALL_TOOLS}
         req = await call_ok(
             client, "memory_add", {"type": "requirements", "content": "Orders over 1000 EUR need approval."}
         )

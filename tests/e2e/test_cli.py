@@ -1,0 +1,78 @@
+"""memory-cli health and stats, run as a user runs them, on a data directory the server wrote."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.conftest import REPO, require_model, server_env
+from tests.e2e.conftest import call_ok
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memory_service.cli", *args],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.e2e
+async def test_health_and_stats_report_real_state(tmp_path: Path) -> None:
+    env = server_env(tmp_path / "data", model=require_model())
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memory_service"], env=env, cwd=str(REPO)
+    )
+    async with Client(params) as client:
+        a = await call_ok(client, "memory_add", {"type": "design", "content": "Use WAL mode for SQLite."})
+        await call_ok(
+            client,
+            "memory_add",
+            {
+                "type": "requirements",
+                "content": "Writes must survive a crash.",
+                "relationships": [{"type": "RELATES_TO", "target_id": a["memory_id"]}],
+            },
+        )
+        # While the server owns the data directory, the CLI says so instead of fighting over it.
+        busy = _cli("stats", "--json", env=env)
+        assert busy.returncode == 2 and "in use by a running memory-service" in busy.stderr
+
+    health = _cli("health", "--json", env=env)
+    assert health.returncode == 0, health.stdout + health.stderr
+    report = json.loads(health.stdout)
+    states = {c["component"]: c["state"] for c in report["components"]}
+    assert report["healthy"] is True
+    assert states["vectors"] == "ok" and states["graph"] == "ok" and states["embedding"] == "ok"
+
+    stats = _cli("stats", "--json", env=env)
+    assert stats.returncode == 0, stats.stderr
+    figures = json.loads(stats.stdout)
+    assert figures["memories"]["total"] == 2
+    assert figures["memories"]["by_type"] == {"requirements": 1, "design": 1}
+    assert figures["relationships"]["by_type"] == {"RELATES_TO": 1}
+    assert figures["sync"] == {"pending": 0, "failed": 0}
+
+
+def test_health_without_model_exits_nonzero_and_says_why(tmp_path: Path) -> None:
+    env = server_env(tmp_path / "data", model=None)
+    env["MEMORY_EMBEDDING__LOAD_TIMEOUT_SECONDS"] = "20"
+    out = _cli("health", "--json", env=env)
+    assert out.returncode == 1
+    report = json.loads(out.stdout)
+    model = next(c for c in report["components"] if c["component"] == "embedding")
+    assert model["state"] == "unavailable" and model["detail"]
+
+
+def test_help_lists_commands() -> None:
+    out = _cli("--help", env={})
+    assert out.returncode == 0 and "health" in out.stdout and "stats" in out.stdout
