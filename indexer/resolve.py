@@ -13,7 +13,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from indexer.models import CodeRelation, CodeUnit, FileIndex, RelationType, UnitKind
 
@@ -24,14 +24,18 @@ _PACKAGE_IS_DIRECTORY = frozenset({"go", "java"})
 _PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib"})
 
 
-def resolve_calls(files: list[FileIndex]) -> list[CodeRelation]:
-    """Resolved CALLS edges (with `target_id`) for every call name that names a project unit."""
-    return _Project(files).resolve(RelationType.CALLS)
+def resolve_calls(files: list[FileIndex], only: Collection[str] | None = None) -> list[CodeRelation]:
+    """Resolved CALLS edges (with `target_id`) for every call name that names a project unit.
+
+    `only` limits the edges to those made by the files with these paths (an incremental update
+    resolves just the changed files and those that call into them, against the whole project).
+    """
+    return _Project(files).resolve(RelationType.CALLS, only)
 
 
-def resolve_inherits(files: list[FileIndex]) -> list[CodeRelation]:
+def resolve_inherits(files: list[FileIndex], only: Collection[str] | None = None) -> list[CodeRelation]:
     """Resolved INHERITS edges for base names that name a class-kind unit of the project."""
-    return _Project(files).resolve(RelationType.INHERITS)
+    return _Project(files).resolve(RelationType.INHERITS, only)
 
 
 def _suffixes(path: str) -> Iterable[str]:
@@ -109,9 +113,11 @@ class _Project:
                     return set(self.suffix[tail])
         return set()
 
-    def resolve(self, relation_type: RelationType) -> list[CodeRelation]:
+    def resolve(self, relation_type: RelationType, only: Collection[str] | None = None) -> list[CodeRelation]:
         resolved: dict[tuple[str, str], CodeRelation] = {}
         for f in self.files.values():
+            if only is not None and f.path not in only:
+                continue
             imported: set[str] | None = None
             for rel in f.relations:
                 if rel.type is not relation_type or rel.target_id is not None or not rel.target_name:

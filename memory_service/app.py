@@ -12,12 +12,18 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_service.core import code_records
 from memory_service.core.errors import MemoryServiceError
+from memory_service.core.jobs import JobManager
 from memory_service.core.models import MemoryStatus, MemoryType, Scope
 from memory_service.core.ports import ComponentHealth, PayloadFilter
 from memory_service.core.records import MEMORIES, Stores, memories_collection
+from memory_service.core.services.code_search import CodeSearch
 from memory_service.core.services.graph_sync import GraphSync
+from memory_service.core.services.index import CodeIndexer
+from memory_service.core.services.index_service import IndexService
 from memory_service.core.services.memory import MemoryService
+from memory_service.core.services.paths import PathPolicy
 from memory_service.core.services.search import SearchService
 from memory_service.core.services.writer import RecordWriter
 from memory_service.settings import Settings
@@ -34,6 +40,8 @@ class Services:
     sync: GraphSync
     memory: MemoryService
     search: SearchService
+    index: IndexService
+    code: CodeSearch
     lock: OwnerLock
     _housekeeper: Housekeeper | None = field(default=None, repr=False)
 
@@ -87,6 +95,7 @@ class Services:
         }
 
     def close(self) -> None:
+        self.index.jobs.shutdown()
         if self._housekeeper is not None:
             self._housekeeper.stop()
         with contextlib.suppress(MemoryServiceError):  # left queued; the next start retries it
@@ -108,16 +117,24 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
         raise
     stores.embedder.start()  # type: ignore[attr-defined]
     stores.vectors.ensure_collection(memories_collection(settings.embedding.dim))
+    for name in code_records.CODE_COLLECTIONS:
+        stores.vectors.ensure_collection(code_records.code_collection(name, settings.embedding.dim))
     stores.queue.release_inflight()  # messages a crashed run left in flight
     sync = GraphSync(stores.queue, stores.graph)
     writer = RecordWriter(stores, sync, model_wait_seconds=settings.embedding.load_timeout_seconds)
     scope = Scope(project=settings.project, branch=settings.branch)
+    paths = PathPolicy(settings.project_root, settings.indexer.allowed_roots, settings.indexer.max_file_bytes)
+    indexer = CodeIndexer(stores, stores.index_state, paths, settings.project, settings.indexer.batch_units)
+    memory = MemoryService(stores, writer, settings.memory, scope, settings.actor)
+    search = SearchService(stores)
     services = Services(
         settings=settings,
         stores=stores,
         sync=sync,
-        memory=MemoryService(stores, writer, settings.memory, scope, settings.actor),
-        search=SearchService(stores),
+        memory=memory,
+        search=search,
+        index=IndexService(stores, indexer, paths, JobManager(stores.cache)),
+        code=CodeSearch(stores),
         lock=lock,
     )
     writer.drain_quietly()

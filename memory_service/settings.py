@@ -54,6 +54,15 @@ class MemorySettings(BaseModel):
     max_bulk_items: int = 100
 
 
+class IndexerSettings(BaseModel):
+    # Directories outside the project root that may be indexed (the project root always may).
+    allowed_roots: list[Path] = Field(default_factory=list)
+    max_file_bytes: int = Field(1_000_000, ge=1_000)
+    # Units embedded and stored per batch: larger batches amortise model and store overhead.
+    batch_units: int = Field(512, ge=16)
+    max_job_wait_seconds: float = Field(3600.0, ge=1)
+
+
 class ServerSettings(BaseModel):
     name: str = "memory-service"
     max_response_tokens: int = Field(50_000, ge=1_000)
@@ -81,6 +90,7 @@ class Settings(BaseSettings):
     graph: GraphSettings = Field(default_factory=GraphSettings)
     redis: RedisSettings = Field(default_factory=RedisSettings)
     memory: MemorySettings = Field(default_factory=lambda: MemorySettings())
+    indexer: IndexerSettings = Field(default_factory=lambda: IndexerSettings())
     server: ServerSettings = Field(default_factory=lambda: ServerSettings())
 
     @model_validator(mode="after")
@@ -96,6 +106,7 @@ class Settings(BaseSettings):
         if self.data_dir is None:
             self.data_dir = default_data_dir(self.project, self.project_root)
         self.data_dir = self.data_dir.expanduser()
+        self.indexer.allowed_roots = [p.expanduser().resolve() for p in self.indexer.allowed_roots]
         if self.embedding.model_path is not None:
             self.embedding.model_path = self.embedding.model_path.expanduser().resolve()
         return self

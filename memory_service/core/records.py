@@ -12,6 +12,7 @@ from memory_service.core.ports import (
     CollectionSpec,
     Embedder,
     GraphStore,
+    IndexState,
     Queue,
     SparseEncoder,
     VectorStore,
@@ -58,7 +59,8 @@ class Stores:
     audit: AuditLog
     embedder: Embedder
     sparse: SparseEncoder
+    index_state: IndexState
 
     def close(self) -> None:
-        for store in (self.vectors, self.graph, self.queue, self.audit, self.cache):
+        for store in (self.vectors, self.graph, self.queue, self.audit, self.index_state, self.cache):
             store.close()

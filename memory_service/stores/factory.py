@@ -26,6 +26,7 @@ def build_stores(settings: Settings) -> Stores:
     from memory_service.embeddings.fastembed_embedder import FastEmbedder
     from memory_service.stores.graph_ladybug import LadybugGraphStore
     from memory_service.stores.local import LocalAuditLog, LocalCache, LocalDB, LocalQueue
+    from memory_service.stores.local_index import LocalIndexState
     from memory_service.stores.qdrant_edge import EdgeVectorStore
 
     opened: list[object] = []
@@ -37,6 +38,8 @@ def build_stores(settings: Settings) -> Stores:
         opened.append(queue)
         audit = LocalAuditLog(db)
         opened.append(audit)
+        index_state = LocalIndexState(db)
+        opened.append(index_state)
         vectors = EdgeVectorStore(data_dir / "vectors")
         opened.append(vectors)
         graph = LadybugGraphStore(data_dir / "graph")
@@ -53,4 +56,5 @@ def build_stores(settings: Settings) -> Stores:
         audit=audit,
         embedder=FastEmbedder(settings.embedding, cache),
         sparse=Bm25Encoder(),
+        index_state=index_state,
     )

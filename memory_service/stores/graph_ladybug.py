@@ -64,6 +64,8 @@ EDGES_IN = "MATCH (n:`{label}`)<-[e]-(m) WHERE n.id = $id RETURN label(e), label
 DELETE_EDGES_OUT = "MATCH (n:`{label}`)-[e]->() WHERE n.id = $id DELETE e"
 DELETE_EDGES_IN = "MATCH (n:`{label}`)<-[e]-() WHERE n.id = $id DELETE e"
 DELETE_NODE = "MATCH (n:`{label}`) WHERE n.id = $id DETACH DELETE n"
+COUNT_DETACHED = "MATCH (n:`{label}`)-[e]-() WHERE n.id IN $ids RETURN count(e)"
+DELETE_NODES = "MATCH (n:`{label}`) WHERE n.id IN $ids DETACH DELETE n"
 COUNT_EDGES = "MATCH ()-[e]->() RETURN label(e), count(*)"
 COUNT_NODES = "MATCH (n) RETURN label(n), count(*)"
 # SHORTEST: one shortest path per reached node, so cycles cannot blow up the walk count.
@@ -283,6 +285,21 @@ class LadybugGraphStore:
             if label in self._node_labels:
                 self._rows(conn, DELETE_NODE.format(label=label), {"id": node_id})
         return len(removed)
+
+    def delete_nodes(self, label: str, node_ids: Sequence[str]) -> int:
+        """Delete many nodes of one label with their edges in one statement; returns edges removed.
+
+        Edges between two deleted nodes are counted twice (once from each end).
+        """
+        _ident(label, "label")
+        ids = list(dict.fromkeys(node_ids))
+        with self._guard("delete_nodes") as conn:
+            if label not in self._node_labels or not ids:
+                return 0
+            with self._transaction(conn):
+                removed = self._rows(conn, COUNT_DETACHED.format(label=label), {"ids": ids})[0][0]
+                self._rows(conn, DELETE_NODES.format(label=label), {"ids": ids})
+        return int(removed)
 
     def delete_edges_of(self, label: str, node_id: str) -> list[GraphEdge]:
         with self._guard("delete_edges_of") as conn:

@@ -1,8 +1,9 @@
 """The MCP surface: one module per tool category, each a list of ToolSpecs."""
 
+from memory_service.tools.index import INDEX_TOOLS
 from memory_service.tools.memory import MEMORY_TOOLS
 from memory_service.tools.search import SEARCH_TOOLS
 
-ALL_TOOLS = [*MEMORY_TOOLS, *SEARCH_TOOLS]
+ALL_TOOLS = [*MEMORY_TOOLS, *SEARCH_TOOLS, *INDEX_TOOLS]
 
 __all__ = ["ALL_TOOLS"]

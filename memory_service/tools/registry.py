@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +54,8 @@ class ToolSpec:
     handler: Callable[[Any, Any], BaseModel]
     annotations: ToolAnnotations
     request_model: type[BaseModel] | None = None
+    # An async continuation on the event loop (e.g. wait for a job while sending progress).
+    after: Callable[[Any, Any, BaseModel, Context], Awaitable[BaseModel]] | None = None
     title: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -82,6 +84,8 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: Callable[
         try:
             request = validate_input(request_model, _pre_parse(arguments, schema))
             output = await anyio.to_thread.run_sync(spec.handler, services(), request)
+            if spec.after is not None:
+                output = await spec.after(services(), request, output, ctx)
             payload, _ = fit_to_budget(output.model_dump(mode="json"), max_chars())
             return _result(payload, is_error=False)
         except MemoryServiceError as exc:

@@ -1,0 +1,149 @@
+"""Inputs and outputs of the seed-001 index and code-search tools (§4.2.2-4.2.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import JsonDict
+
+UUID: JsonDict = {"format": "uuid"}
+DATE_TIME: JsonDict = {"format": "date-time"}
+WAIT = (
+    "Wait for the job to finish before answering (default false: answer at once with the job id). "
+    "MCP progress notifications are sent while waiting when the request carries a progressToken."
+)
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Output(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+def _enum(*values: str) -> JsonDict:
+    return {"enum": list(values)}
+
+
+class IndexFileInput(_Input):
+    file_path: str = Field(min_length=1)
+    force: bool = False
+
+
+class IndexFileOutput(_Output):
+    status: str = Field(json_schema_extra=_enum("indexed", "skipped", "unsupported"))
+    functions: int
+    classes: int
+    relationships: int
+    file_path: str | None = None
+    language: str | None = None
+    parse_errors: int = 0
+    message: str | None = None
+
+
+class IndexDirectoryInput(_Input):
+    directory_path: str = Field(min_length=1)
+    filters: list[str] | None = Field(default=None, description="Glob patterns to include")
+    exclude: list[str] | None = Field(default=None, description="Glob patterns to exclude")
+    wait: bool = Field(default=False, description=WAIT)
+
+
+class JobStarted(_Output):
+    job_id: str = Field(json_schema_extra=UUID)
+    status: str = Field(json_schema_extra=_enum("started"))
+    job: dict[str, Any] | None = Field(default=None, description="The finished job's state when wait=true")
+
+
+class IndexStatusInput(_Input):
+    job_id: str | None = Field(
+        default=None, description="Optional: specific job status", json_schema_extra=UUID
+    )
+
+
+class JobView(_Output):
+    job_id: str
+    status: str
+    progress: int
+    stats: dict[str, Any] = Field(default_factory=dict)
+    kind: str | None = None
+    phase: str | None = None
+    error: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+
+
+class IndexTotals(_Output):
+    total_files: int
+    total_functions: int
+    total_classes: int
+    last_indexed: str | None = Field(default=None, json_schema_extra=DATE_TIME)
+    languages: dict[str, int] = Field(default_factory=dict)
+
+
+class IndexStatusOutput(_Output):
+    job: JobView | None = None
+    index: IndexTotals
+    recent_jobs: list[JobView] = Field(default_factory=list)
+
+
+class ReindexInput(_Input):
+    scope: str = Field(default="changed", json_schema_extra=_enum("full", "changed"))
+    directory_path: str | None = None
+    wait: bool = Field(default=False, description=WAIT)
+
+
+class CodeSearchInput(_Input):
+    query: str = Field(min_length=1, description="Code snippet or natural language description")
+    language: str | None = None
+    limit: int = Field(default=10, ge=1, le=50)
+
+
+class CodeHit(_Output):
+    function_id: str
+    name: str
+    signature: str
+    file_path: str
+    similarity: float
+    docstring: str | None = None
+    qualified_name: str | None = None
+    kind: str | None = None
+    language: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    relevance_score: float | None = None
+
+
+class CodeSearchOutput(_Output):
+    results: list[CodeHit]
+    total: int = 0
+    query_time_ms: int = 0
+    search_mode: str = "semantic"
+    warnings: list[str] = Field(default_factory=list)
+
+
+class FindDuplicatesInput(_Input):
+    code: str = Field(min_length=1, description="Function signature or code")
+    language: str | None = None
+    threshold: float = Field(default=0.85, ge=0.7, le=0.95)
+    limit: int = Field(default=5, ge=1, le=20)
+
+
+class Duplicate(_Output):
+    function_id: str
+    name: str
+    signature: str
+    file_path: str
+    start_line: int
+    similarity: float
+    recommendation: str
+    match_type: str = Field(default="similar", json_schema_extra=_enum("exact", "renamed", "similar"))
+    end_line: int | None = None
+
+
+class FindDuplicatesOutput(_Output):
+    duplicates: list[Duplicate]
+    has_duplicates: bool
+    analysed_units: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)

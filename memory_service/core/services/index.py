@@ -1,0 +1,317 @@
+"""Code indexing: files → code units in the vector store, structure in the graph (seed 001 §4.2.3).
+
+One pass over a set of files: hash each file and skip it when its content hash is unchanged;
+parse the rest with tree-sitter; embed the units (embeddings are cached by text, so unchanged
+units in a changed file cost nothing); replace the file's points and graph nodes; remember the
+parse; finally resolve calls and inheritance across files for what changed. Removed files lose
+their units and edges. Everything is timed by phase so the benchmark can say where time goes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from indexer import (
+    FileIndex,
+    iter_source_files,
+    language_for_path,
+    parse_source,
+    resolve_calls,
+    resolve_inherits,
+)
+from memory_service.core import code_records as cr
+from memory_service.core.errors import ValidationError
+from memory_service.core.index_schemas import IndexFileInput, IndexFileOutput
+from memory_service.core.jobs import JobContext
+from memory_service.core.models import utcnow
+from memory_service.core.ports import IndexedFile, IndexState, VectorPoint
+from memory_service.core.records import Stores
+from memory_service.core.services.paths import PathPolicy
+
+logger = logging.getLogger(__name__)
+
+
+class CodeIndexer:
+    """Indexes files into the stores; one indexing pass at a time (a lock serialises them)."""
+
+    def __init__(
+        self,
+        stores: Stores,
+        state: IndexState,
+        paths: PathPolicy,
+        project: str | None,
+        batch_units: int = 512,
+    ) -> None:
+        self._stores = stores
+        self._state = state
+        self._paths = paths
+        self._project_name = project
+        self._batch_units = batch_units
+        self._lock = threading.RLock()
+        self._files: dict[str, FileIndex] | None = None  # every indexed file's parse, loaded lazily
+
+    # ------------------------------------------------------------------ entry points
+
+    def index_file(self, req: IndexFileInput) -> IndexFileOutput:
+        path = self._paths.resolve(req.file_path, field="file_path", want="file")
+        key = self._paths.key(path)
+        language = language_for_path(path)
+        if language is None:
+            return IndexFileOutput(
+                status="unsupported",
+                functions=0,
+                classes=0,
+                relationships=0,
+                file_path=key,
+                message=f"No grammar for '{path.suffix or path.name}' files; supported: "
+                "python, javascript, typescript, tsx, go, rust, java, c, cpp.",
+            )
+        stats: dict[str, Any] = defaultdict(float)
+        with self._lock:
+            parsed = self._parse_changed([(path, language)], force=req.force, stats=stats)
+            if not parsed:
+                return IndexFileOutput(
+                    status="skipped",
+                    functions=0,
+                    classes=0,
+                    relationships=0,
+                    file_path=key,
+                    language=language,
+                    message="Unchanged since it was last indexed (same content hash); force=true re-indexes.",
+                )
+            self._store(parsed, stats)
+            linked = self._link({key}, stats)
+        fi = parsed[0]
+        functions = sum(1 for u in fi.units if cr.collection_of(u) == cr.FUNCTIONS)
+        contains = sum(1 for r in fi.relations if r.type.value in ("CONTAINS", "IMPORTS"))
+        return IndexFileOutput(
+            status="indexed",
+            functions=functions,
+            classes=len(fi.units) - functions,
+            relationships=contains + linked,
+            file_path=key,
+            language=language,
+            parse_errors=fi.parse_errors,
+        )
+
+    def index_directory(
+        self,
+        ctx: JobContext,
+        directory: Path,
+        include: list[str] | None,
+        exclude: list[str] | None,
+        *,
+        force: bool,
+        remove_missing: bool,
+    ) -> dict[str, Any]:
+        """The body of index_directory and reindex jobs; returns the job's stats."""
+        started = time.perf_counter()
+        stats: dict[str, Any] = defaultdict(float)
+        skipped: Counter[str] = Counter()
+        todo: list[tuple[Path, str]] = []
+        for entry in iter_source_files(directory, include, exclude, self._paths.max_file_bytes):
+            if entry.skipped is None and entry.language:
+                todo.append((entry.path, entry.language))
+            else:
+                skipped[str(entry.skipped)] += 1
+        stats["walk_seconds"] = time.perf_counter() - started
+        with self._lock:
+            seen: set[str] = set()
+            batch: list[FileIndex] = []
+            for i, (path, language) in enumerate(todo):
+                seen.add(self._paths.key(path))
+                batch.extend(self._parse_changed([(path, language)], force=force, stats=stats))
+                if sum(len(f.units) for f in batch) >= self._batch_units:
+                    self._store(batch, stats)
+                    stats["files_indexed"] += len(batch)
+                    batch = []
+                ctx.progress(i + 1, len(todo) + 1, "indexing")
+            self._store(batch, stats)
+            stats["files_indexed"] += len(batch)
+            removed = self._remove_missing(directory, seen) if remove_missing else 0
+            ctx.progress(len(todo), len(todo) + 1, "linking")
+            changed = set(stats.pop("_changed_keys", set()))
+            self._link(changed, stats, removed=removed > 0)
+        stats.update(
+            files_seen=len(todo),
+            files_removed=removed,
+            skipped_by_reason=dict(skipped),
+            total_seconds=round(time.perf_counter() - started, 3),
+        )
+        for key in ("files_indexed", "files_unchanged", "files_failed", "units", "lines"):
+            stats[key] = int(stats.get(key, 0))
+        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in stats.items()}
+
+    # ------------------------------------------------------------------ steps
+
+    def _parse_changed(
+        self, files: Iterable[tuple[Path, str]], *, force: bool, stats: dict[str, Any]
+    ) -> list[FileIndex]:
+        out = []
+        for path, language in files:
+            key = self._paths.key(path)
+            try:
+                raw = path.read_bytes()
+            except OSError as exc:
+                self._failure(stats, key, f"unreadable: {exc}")
+                continue
+            digest = hashlib.sha256(raw).hexdigest()
+            known = self._project().get(key)
+            if not force and known is not None and known.content_hash == digest:
+                stats["files_unchanged"] += 1
+                continue
+            t0 = time.perf_counter()
+            try:
+                fi = parse_source(raw, language, key)
+            except Exception as exc:  # a grammar crash on odd input must not stop the job
+                logger.exception("parse failed for %s", key)
+                self._failure(stats, key, f"parse failed: {type(exc).__name__}: {exc}")
+                continue
+            stats["parse_seconds"] += time.perf_counter() - t0
+            if fi.parse_errors:
+                stats["files_with_parse_errors"] += 1
+            stats["units"] += len(fi.units)
+            stats["lines"] += fi.line_count
+            stats.setdefault("_changed_keys", set()).add(key)
+            out.append(fi)
+        return out
+
+    def _failure(self, stats: dict[str, Any], key: str, reason: str) -> None:
+        stats["files_failed"] += 1
+        failures = stats.setdefault("failures", [])
+        if len(failures) < 20:
+            failures.append({"file": key, "error": reason})
+
+    def _store(self, files: list[FileIndex], stats: dict[str, Any]) -> None:
+        """Replace these files' units (points and graph nodes) and remember their parse."""
+        if not files:
+            return
+        units = [u for fi in files for u in fi.units]
+        t0 = time.perf_counter()
+        dense = self._embed([cr.dense_text(u) for u in units])
+        sparse = self._stores.sparse.encode_documents([cr.sparse_text(u) for u in units])
+        stats["embed_seconds"] += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        project = self._project()
+        old = [u for fi in files if (prev := project.get(fi.path)) for u in prev.units]
+        new_ids = {u.id for u in units}
+        by_collection: dict[str, list[VectorPoint]] = defaultdict(list)
+        for i, unit in enumerate(units):
+            by_collection[cr.collection_of(unit)].append(
+                VectorPoint(
+                    cr.point_id(unit.id),
+                    cr.payload(unit, self._project_name),
+                    dense=dense[i] if dense else None,
+                    sparse=sparse[i],
+                )
+            )
+        for name in cr.CODE_COLLECTIONS:
+            stale = [cr.point_id(u.id) for u in old if cr.collection_of(u) == name and u.id not in new_ids]
+            if stale:
+                self._stores.vectors.delete(name, stale)
+            if by_collection[name]:
+                self._stores.vectors.upsert(name, by_collection[name])
+        graph = self._stores.graph
+        for label in ("Function", "Class"):
+            graph.delete_nodes(label, [u.id for u in old if cr.label_of(u) == label])
+        graph.upsert_nodes([cr.file_node(fi) for fi in files] + [cr.unit_node(u) for u in units])
+        labels = cr.labels_for(files)
+        graph.upsert_edges(cr.graph_edges([r for fi in files for r in fi.relations], labels))
+        now = utcnow().isoformat()
+        self._state.put(
+            [
+                IndexedFile(
+                    fi.path,
+                    self._paths.root_of(fi.path),
+                    fi.language,
+                    fi.content_hash,
+                    now,
+                    len(fi.units),
+                    fi.parse_errors,
+                    fi.model_dump(mode="json"),
+                )
+                for fi in files
+            ]
+        )
+        for fi in files:
+            project[fi.path] = fi
+        stats["store_seconds"] += time.perf_counter() - t0
+
+    def _embed(self, texts: list[str]) -> list[list[float]] | None:
+        embedder = self._stores.embedder
+        if not texts or not embedder.wait_ready(60):
+            return None
+        return embedder.embed_documents(texts)
+
+    def _remove_missing(self, directory: Path, seen: set[str]) -> int:
+        """Forget files under ``directory`` that were indexed before but are gone (or now excluded)."""
+        prefix = self._paths.key(directory)
+        gone = [k for k in self._project() if k not in seen and _under(k, prefix)]
+        self.forget(gone)
+        return len(gone)
+
+    def forget(self, keys: list[str]) -> None:
+        if not keys:
+            return
+        project = self._project()
+        units = [u for k in keys if (fi := project.get(k)) for u in fi.units]
+        for name in cr.CODE_COLLECTIONS:
+            ids = [cr.point_id(u.id) for u in units if cr.collection_of(u) == name]
+            if ids:
+                self._stores.vectors.delete(name, ids)
+        for label in ("Function", "Class"):
+            self._stores.graph.delete_nodes(label, [u.id for u in units if cr.label_of(u) == label])
+        self._stores.graph.delete_nodes(cr.FILE_LABEL, keys)
+        self._state.delete(keys)
+        for k in keys:
+            project.pop(k, None)
+
+    def _link(self, changed: set[str], stats: dict[str, Any], *, removed: bool = False) -> int:
+        """Resolve CALLS/INHERITS for changed files and for the files that refer to their names."""
+        if not changed and not removed:
+            return 0
+        t0 = time.perf_counter()
+        files = list(self._project().values())
+        names = {u.name for k in changed if (fi := self._project().get(k)) for u in fi.units}
+        callers = {
+            fi.path
+            for fi in files
+            if any(r.target_name and r.target_name.rsplit(".", 1)[-1] in names for r in fi.relations)
+        }
+        only = changed | callers
+        relations = resolve_calls(files, only) + resolve_inherits(files, only)
+        edges = cr.graph_edges(relations, cr.labels_for(files))
+        self._stores.graph.upsert_edges(edges)
+        stats["link_seconds"] += time.perf_counter() - t0
+        stats["relationships_linked"] = stats.get("relationships_linked", 0) + len(edges)
+        return len(edges)
+
+    def _project(self) -> dict[str, FileIndex]:
+        if self._files is None:
+            self._files = {
+                f.path: FileIndex.model_validate(f.data) for f in self._state.list(with_data=True) if f.data
+            }
+        return self._files
+
+    def totals(self) -> dict[str, Any]:
+        return self._state.totals()
+
+
+def _under(key: str, prefix: str) -> bool:
+    return prefix in ("", ".") or key == prefix or key.startswith(prefix.rstrip("/") + "/")
+
+
+def unsupported_language(language: str, supported: list[str]) -> ValidationError:
+    return ValidationError(
+        f"Unsupported language '{language}'",
+        code="VAL_UNSUPPORTED_LANGUAGE",
+        details={"field": "language", "provided": language, "allowed": supported},
+        suggestion=f"Use one of: {', '.join(supported)} (or leave 'language' out to search all).",
+    )

@@ -1,0 +1,118 @@
+"""The index tools' service: start jobs, report status, index single files (seed 001 §4.2.3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memory_service.core import code_records as cr
+from memory_service.core.errors import NotFoundError, ValidationError
+from memory_service.core.index_schemas import (
+    IndexDirectoryInput,
+    IndexFileInput,
+    IndexFileOutput,
+    IndexStatusInput,
+    IndexStatusOutput,
+    IndexTotals,
+    JobStarted,
+    JobView,
+    ReindexInput,
+)
+from memory_service.core.jobs import JobContext, JobManager, JobState
+from memory_service.core.records import Stores
+from memory_service.core.services.guards import parse_uuid
+from memory_service.core.services.index import CodeIndexer
+from memory_service.core.services.paths import PathPolicy
+
+
+class IndexService:
+    def __init__(self, stores: Stores, indexer: CodeIndexer, paths: PathPolicy, jobs: JobManager) -> None:
+        self._stores = stores
+        self._indexer = indexer
+        self._paths = paths
+        self.jobs = jobs
+        self._recent: list[str] = []
+
+    def index_file(self, req: IndexFileInput) -> IndexFileOutput:
+        return self._indexer.index_file(req)
+
+    def start_directory(self, req: IndexDirectoryInput) -> JobStarted:
+        directory = self._paths.resolve(req.directory_path, field="directory_path", want="dir")
+        return self._start(
+            "index_directory", directory, req.filters, req.exclude, force=False, remove_missing=False
+        )
+
+    def start_reindex(self, req: ReindexInput) -> JobStarted:
+        if req.scope not in ("full", "changed"):
+            raise ValidationError(
+                f"Invalid value for 'scope' '{req.scope}'. Must be one of: full, changed",
+                code="VAL_INVALID_ENUM",
+                details={"field": "scope", "provided": req.scope, "allowed": ["full", "changed"]},
+                suggestion="Use 'changed' (only changed, new and deleted files) or 'full' (everything).",
+            )
+        raw = req.directory_path or str(self._paths.project_root)
+        directory = self._paths.resolve(raw, field="directory_path", want="dir")
+        return self._start(
+            f"reindex_{req.scope}", directory, None, None, force=req.scope == "full", remove_missing=True
+        )
+
+    def _start(
+        self,
+        kind: str,
+        directory: Path,
+        include: list[str] | None,
+        exclude: list[str] | None,
+        *,
+        force: bool,
+        remove_missing: bool,
+    ) -> JobStarted:
+        def work(ctx: JobContext) -> dict[str, Any]:
+            ctx.stats["directory"] = str(directory)
+            return self._indexer.index_directory(
+                ctx, directory, include, exclude, force=force, remove_missing=remove_missing
+            )
+
+        state = self.jobs.submit(kind, work)
+        self._recent = [state.job_id, *self._recent][:5]
+        return JobStarted(job_id=state.job_id, status="started")
+
+    def status(self, req: IndexStatusInput) -> IndexStatusOutput:
+        job = None
+        if req.job_id is not None:
+            state = self.jobs.get(parse_uuid(req.job_id, field="job_id"))
+            if state is None:
+                raise NotFoundError(
+                    f"Index job '{req.job_id}' not found",
+                    code="NF_JOB",
+                    details={"field": "job_id", "provided": req.job_id},
+                    suggestion="Use the job_id returned by index_directory or reindex; "
+                    "call index_status without job_id to see recent jobs.",
+                )
+            job = job_view(state)
+        recent = [job_view(s) for i in self._recent if (s := self.jobs.get(i)) is not None]
+        return IndexStatusOutput(job=job, index=self.totals(), recent_jobs=recent)
+
+    def totals(self) -> IndexTotals:
+        totals = self._indexer.totals()
+        vectors = self._stores.vectors
+        return IndexTotals(
+            total_files=totals["files"],
+            total_functions=vectors.count(cr.FUNCTIONS),
+            total_classes=vectors.count(cr.CLASSES),
+            last_indexed=totals["last_indexed"],
+            languages=totals["languages"],
+        )
+
+
+def job_view(state: JobState) -> JobView:
+    return JobView(
+        job_id=state.job_id,
+        status=state.status,
+        progress=state.progress,
+        stats=state.stats,
+        kind=state.kind,
+        phase=state.phase,
+        error=state.error,
+        started_at=state.started_at,
+        finished_at=state.finished_at,
+    )
