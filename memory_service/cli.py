@@ -15,7 +15,7 @@ from memory_service.settings import Settings
 
 app = typer.Typer(
     name="memory-cli",
-    help="Operate a memory-service data directory: health and statistics.",
+    help="Operate a memory-service data directory: health, statistics, code indexing.",
     no_args_is_help=True,
     add_completion=False,
 )
@@ -77,6 +77,75 @@ def health(data_dir: DataDir = None, as_json: AsJson = False) -> None:
         console.print(table)
         console.print(f"graph sync queue: {sync}")
     if not healthy:
+        raise typer.Exit(1)
+
+
+@app.command()
+def index(
+    path: Annotated[Path, typer.Argument(help="Directory to index (or re-index).")],
+    data_dir: DataDir = None,
+    full: Annotated[bool, typer.Option("--full", help="Re-parse every file, not only changed ones.")] = False,
+    exclude: Annotated[
+        list[str] | None, typer.Option("--exclude", help="Gitignore-style glob to skip.")
+    ] = None,
+) -> None:
+    """Index a directory's code with a progress bar, then print a summary."""
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+    from memory_service.core.index_schemas import IndexDirectoryInput, ReindexInput
+
+    target = path.expanduser().resolve()
+    base = _settings(data_dir)
+    settings = base.model_copy(
+        update={
+            "indexer": base.indexer.model_copy(
+                update={"allowed_roots": [*base.indexer.allowed_roots, target]}
+            )
+        }
+    )
+    services = _open(settings)
+    try:
+        services.stores.embedder.wait_ready(settings.embedding.load_timeout_seconds)
+        try:
+            if full:
+                started = services.index.start_reindex(ReindexInput(scope="full", directory_path=str(target)))
+            else:
+                started = services.index.start_directory(
+                    IndexDirectoryInput(directory_path=str(target), exclude=exclude)
+                )
+        except MemoryServiceError as exc:
+            err_console.print(f"[red]{exc.message}[/red] {exc.suggestion}")
+            raise typer.Exit(1) from None
+        jobs = services.index.jobs
+        columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=console, transient=False) as bar:
+            task = bar.add_task(f"indexing {target}", total=100)
+            unsubscribe = jobs.listen(
+                started.job_id, lambda s, _d, _t: bar.update(task, completed=s.progress, description=s.phase)
+            )
+            jobs.wait(started.job_id)
+            unsubscribe()
+            bar.update(task, completed=100)
+        state = jobs.get(started.job_id)
+        totals = services.index.totals()
+    finally:
+        services.close()
+    assert state is not None
+    table = Table(title=f"index {state.status} — {target}")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, value in state.stats.items():
+        if key != "failures":
+            table.add_row(key, json.dumps(value) if isinstance(value, dict) else str(value))
+    table.add_row(
+        "index: files / functions / classes",
+        f"{totals.total_files} / {totals.total_functions} / {totals.total_classes}",
+    )
+    console.print(table)
+    for failure in state.stats.get("failures", []):
+        err_console.print(f"[yellow]{failure['file']}[/yellow]: {failure['error']}")
+    if state.status != "completed":
+        err_console.print(f"[red]job {state.status}[/red]: {state.error}")
         raise typer.Exit(1)
 
 

@@ -76,3 +76,22 @@ def test_health_without_model_exits_nonzero_and_says_why(tmp_path: Path) -> None
 def test_help_lists_commands() -> None:
     out = _cli("--help", env={})
     assert out.returncode == 0 and "health" in out.stdout and "stats" in out.stdout
+
+
+def test_index_command_indexes_then_skips_unchanged(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / "src").mkdir(parents=True)
+    for name in ("sample.py", "sample.go", "sample.rs"):
+        (project / "src" / name).write_bytes((REPO / "tests" / "fixtures" / "languages" / name).read_bytes())
+    env = server_env(tmp_path / "data", model=require_model())
+    env["MEMORY_PROJECT_ROOT"] = str(project)
+    env["COLUMNS"] = "200"
+    first = _cli("index", str(project / "src"), env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "index completed" in first.stdout and "files_indexed" in first.stdout
+    second = _cli("index", str(project / "src"), env=env)
+    assert second.returncode == 0
+    unchanged = next(line for line in second.stdout.splitlines() if "files_unchanged" in line)
+    assert unchanged.split()[-2] == "3"
+    missing = _cli("index", str(tmp_path / "nope"), env=env)
+    assert missing.returncode == 1 and "does not exist" in missing.stderr
