@@ -133,7 +133,7 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
         sync=sync,
         memory=memory,
         search=search,
-        index=IndexService(stores, indexer, paths, JobManager(stores.cache)),
+        index=IndexService(stores, indexer, paths, JobManager(stores.cache), settings.actor),
         code=CodeSearch(stores),
         lock=lock,
     )
@@ -152,9 +152,14 @@ class Housekeeper:
         self._interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="housekeeper", daemon=True)
-        self._indexed_points = -1
+        self._collections = (MEMORIES, *code_records.CODE_COLLECTIONS)
+        self._indexed: dict[str, int] = {}
 
     def start(self) -> None:
+        # What is on disk was indexed by an earlier run (the engine persists its HNSW segments);
+        # rebuilding it on every start would cost minutes on a large store for nothing.
+        vectors = self._services.stores.vectors
+        self._indexed = {name: vectors.count(name) for name in self._collections}
         self._thread.start()
 
     def stop(self) -> None:
@@ -175,11 +180,12 @@ class Housekeeper:
         if services.sync.pending().get("pending", 0):
             services.sync.drain()
         vectors = services.stores.vectors
-        total = vectors.count(MEMORIES)
-        indexed = max(self._indexed_points, 0)
-        # Rebuilds cost time proportional to the collection: wait for 25% growth once large.
-        threshold = max(services.settings.qdrant.optimize_after_points, indexed // 4)
-        if total - indexed >= threshold:
-            logger.info("building vector index for %d points", total)
-            vectors.optimize(MEMORIES)
-            self._indexed_points = total
+        for name in self._collections:
+            total = vectors.count(name)
+            indexed = self._indexed.get(name, 0)
+            # Rebuilds cost time proportional to the collection: wait for 25% growth once large.
+            threshold = max(services.settings.qdrant.optimize_after_points, indexed // 4)
+            if total - indexed >= threshold:
+                logger.info("building the %s vector index for %d points", name, total)
+                vectors.optimize(name)
+                self._indexed[name] = total

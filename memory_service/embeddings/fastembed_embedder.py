@@ -177,7 +177,8 @@ class FastEmbedder:
         keys = [text_key(t) for t in texts]
         known = self._cache_get(keys)
         todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in known}
-        pending = list(todo.items())
+        # Similar lengths per batch: the model pads every text to the batch's longest one.
+        pending = sorted(todo.items(), key=lambda item: len(item[1]))
         size = max(1, self._settings.batch_size)
         for start in range(0, len(pending), size):
             batch = pending[start : start + size]

@@ -19,6 +19,7 @@ from memory_service.core.index_schemas import (
     ReindexInput,
 )
 from memory_service.core.jobs import JobContext, JobManager, JobState
+from memory_service.core.ports import AuditEvent
 from memory_service.core.records import Stores
 from memory_service.core.services.guards import parse_uuid
 from memory_service.core.services.index import CodeIndexer
@@ -26,15 +27,25 @@ from memory_service.core.services.paths import PathPolicy
 
 
 class IndexService:
-    def __init__(self, stores: Stores, indexer: CodeIndexer, paths: PathPolicy, jobs: JobManager) -> None:
+    def __init__(
+        self, stores: Stores, indexer: CodeIndexer, paths: PathPolicy, jobs: JobManager, actor: str = "agent"
+    ) -> None:
         self._stores = stores
+        self._actor = actor
         self._indexer = indexer
         self._paths = paths
         self.jobs = jobs
         self._recent: list[str] = []
 
     def index_file(self, req: IndexFileInput) -> IndexFileOutput:
-        return self._indexer.index_file(req)
+        out = self._indexer.index_file(req)
+        if out.status == "indexed":
+            self._audit("index_file", out.file_path or req.file_path, out.model_dump(exclude_none=True))
+        return out
+
+    def _audit(self, operation: str, entity_id: str, details: dict[str, Any]) -> None:
+        """Index changes are derived data, but every mutation is still recorded (ROADMAP 4)."""
+        self._stores.audit.append([AuditEvent(operation, "code_index", entity_id, self._actor, details)])
 
     def start_directory(self, req: IndexDirectoryInput) -> JobStarted:
         directory = self._paths.resolve(req.directory_path, field="directory_path", want="dir")
@@ -68,9 +79,12 @@ class IndexService:
     ) -> JobStarted:
         def work(ctx: JobContext) -> dict[str, Any]:
             ctx.stats["directory"] = str(directory)
-            return self._indexer.index_directory(
+            stats = self._indexer.index_directory(
                 ctx, directory, include, exclude, force=force, remove_missing=remove_missing
             )
+            summary = {k: stats.get(k) for k in ("files_indexed", "files_removed", "units", "directory")}
+            self._audit(kind, ctx.state.job_id, {**summary, "directory": str(directory)})
+            return stats
 
         state = self.jobs.submit(kind, work)
         self._recent = [state.job_id, *self._recent][:5]

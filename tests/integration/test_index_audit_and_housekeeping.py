@@ -1,0 +1,58 @@
+"""Services on the real engines, in process: index audit events and housekeeping across restarts."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from memory_service.app import open_services
+from memory_service.core.index_schemas import IndexDirectoryInput, IndexFileInput
+from memory_service.settings import EmbeddingSettings, Settings
+from tests.conftest import REPO, require_model
+
+
+def _settings(tmp_path: Path) -> Settings:
+    return Settings(
+        data_dir=tmp_path / "data",
+        project_root=tmp_path / "proj",
+        project="p",
+        embedding=EmbeddingSettings(model_path=require_model()),
+    )
+
+
+def test_index_changes_are_audited(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "tests" / "fixtures" / "languages", tmp_path / "proj" / "src")
+    services = open_services(_settings(tmp_path), housekeeping=False)
+    try:
+        started = services.index.start_directory(IndexDirectoryInput(directory_path="src"))
+        assert services.index.jobs.wait(started.job_id, 120)
+        job_events = services.stores.audit.list(started.job_id)
+        assert [e.operation for e in job_events] == ["index_directory"]
+        assert job_events[0].details["files_indexed"] == 9
+        out = services.index.index_file(IndexFileInput(file_path="src/sample.py", force=True))
+        assert out.status == "indexed"
+        assert [e.operation for e in services.stores.audit.list("src/sample.py")] == ["index_file"]
+        skipped = services.index.index_file(IndexFileInput(file_path="src/sample.py"))
+        assert skipped.status == "skipped"
+        assert len(services.stores.audit.list("src/sample.py")) == 1  # no change, no event
+    finally:
+        services.close()
+
+
+def test_index_state_survives_restart(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "tests" / "fixtures" / "languages", tmp_path / "proj" / "src")
+    services = open_services(_settings(tmp_path), housekeeping=False)
+    try:
+        started = services.index.start_directory(IndexDirectoryInput(directory_path="src"))
+        services.index.jobs.wait(started.job_id, 120)
+        before = services.index.totals()
+    finally:
+        services.close()
+    services = open_services(_settings(tmp_path))
+    try:
+        assert services.index.totals() == before
+        assert services.index.index_file(IndexFileInput(file_path="src/sample.go")).status == "skipped"
+        finished = services.index.jobs.get(started.job_id)
+        assert finished is not None and finished.status == "completed"  # job state read back from disk
+    finally:
+        services.close()
