@@ -19,12 +19,17 @@ from memory_service.core.models import MemoryStatus, MemoryType, Scope
 from memory_service.core.ports import ComponentHealth, PayloadFilter
 from memory_service.core.records import MEMORIES, Stores, memories_collection
 from memory_service.core.services.code_search import CodeSearch
+from memory_service.core.services.explain import ExplainService
+from memory_service.core.services.feedback import FeedbackService
+from memory_service.core.services.embedding_refresh import EmbeddingRefresher
 from memory_service.core.services.graph_sync import GraphSync
 from memory_service.core.services.index import CodeIndexer
 from memory_service.core.services.index_service import IndexService
 from memory_service.core.services.memory import MemoryService
 from memory_service.core.services.paths import PathPolicy
+from memory_service.core.services.ranker import Ranker
 from memory_service.core.services.search import SearchService
+from memory_service.core.services.supersede import SupersedeService
 from memory_service.core.services.writer import RecordWriter
 from memory_service.settings import Settings
 from memory_service.stores.factory import build_stores
@@ -40,6 +45,9 @@ class Services:
     sync: GraphSync
     memory: MemoryService
     search: SearchService
+    explain: ExplainService
+    feedback: FeedbackService
+    supersede: SupersedeService
     index: IndexService
     code: CodeSearch
     lock: OwnerLock
@@ -126,29 +134,34 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
     paths = PathPolicy(settings.project_root, settings.indexer.allowed_roots, settings.indexer.max_file_bytes)
     indexer = CodeIndexer(stores, stores.index_state, paths, settings.project, settings.indexer.batch_units)
     memory = MemoryService(stores, writer, settings.memory, scope, settings.actor)
-    search = SearchService(stores)
+    search = SearchService(Ranker(stores, settings.ranking, scope))
     services = Services(
         settings=settings,
         stores=stores,
         sync=sync,
         memory=memory,
         search=search,
+        explain=ExplainService(search, scope),
+        feedback=FeedbackService(stores, writer, memory, settings.actor),
+        supersede=SupersedeService(stores, writer, memory, settings.actor),
         index=IndexService(stores, indexer, paths, JobManager(stores.cache), settings.actor),
         code=CodeSearch(stores),
         lock=lock,
     )
     writer.drain_quietly()
     if housekeeping:
-        services._housekeeper = Housekeeper(services)
+        services._housekeeper = Housekeeper(services, EmbeddingRefresher(stores, writer))
         services._housekeeper.start()
     return services
 
 
 class Housekeeper:
-    """Background upkeep off the request path: retry graph sync, build the HNSW index when idle."""
+    """Background upkeep off the request path: retry graph sync, embed memories stored without a
+    model once one is loaded, build HNSW indexes as collections grow."""
 
-    def __init__(self, services: Services, *, interval: float = 2.0) -> None:
+    def __init__(self, services: Services, refresher: EmbeddingRefresher, *, interval: float = 2.0) -> None:
         self._services = services
+        self._refresher = refresher
         self._interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="housekeeper", daemon=True)
@@ -179,6 +192,7 @@ class Housekeeper:
         services = self._services
         if services.sync.pending().get("pending", 0):
             services.sync.drain()
+        self._refresher.run()
         vectors = services.stores.vectors
         for name in self._collections:
             total = vectors.count(name)

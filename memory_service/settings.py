@@ -54,6 +54,55 @@ class MemorySettings(BaseModel):
     max_bulk_items: int = 100
 
 
+class RankingWeights(BaseModel):
+    """Weights of the re-score components (seed 004 FR-024 generalised); each component is in [0, 1]
+    except ``utility`` ([-1, 1]), and the total is their weighted sum."""
+
+    base: float = Field(0.70, ge=0)
+    recency: float = Field(0.05, ge=0)
+    kind: float = Field(0.05, ge=0)
+    scope: float = Field(0.05, ge=0)
+    citations: float = Field(0.05, ge=0)
+    utility: float = Field(0.05, ge=0)
+    graph: float = Field(0.05, ge=0)
+
+
+# Named weight profiles. "seed004" is the formula of seed 004 (FR-024):
+# 0.4 x relevance + 0.3 x recency + 0.2 x scope proximity + 0.1 x citation count.
+RANKING_PROFILES: dict[str, RankingWeights] = {
+    "default": RankingWeights(),
+    "seed004": RankingWeights(base=0.4, recency=0.3, kind=0, scope=0.2, citations=0.1, utility=0, graph=0),
+    "relevance": RankingWeights(base=1.0, recency=0, kind=0, scope=0, citations=0, utility=0, graph=0),
+}
+
+
+class RankingSettings(BaseModel):
+    """How memory_search / memory_explain rank: candidate fusion, then a weighted re-score.
+
+    ``profile`` names a weight set in :data:`RANKING_PROFILES`; ``weights`` overrides it. The
+    default profile keeps relevance dominant: recency, scope and the rest separate near-ties
+    rather than overturn a clearly better match (a coding agent asks about old decisions too).
+    """
+
+    profile: Literal["default", "seed004", "relevance"] = "default"
+    weights: RankingWeights | None = None
+    # Candidate sources fused by reciprocal-rank fusion: 1 / (rrf_k + rank), weighted per source.
+    fusion: Literal["rrf", "dense", "sparse"] = "rrf"
+    rrf_k: int = Field(60, ge=1)
+    dense_weight: float = Field(1.0, ge=0)
+    sparse_weight: float = Field(1.0, ge=0)
+    # Candidates fetched per source: max(limit x factor, min_candidates).
+    candidate_factor: int = Field(5, ge=1)
+    min_candidates: int = Field(50, ge=1)
+    # Citation count saturates here (log scale): 10 incoming links read as 1.0.
+    citation_cap: int = Field(10, ge=1)
+    # A result counts as "good" (for suggestions) at or above this confidence.
+    good_confidence: float = Field(0.35, ge=0, le=1)
+
+    def resolved_weights(self) -> RankingWeights:
+        return self.weights or RANKING_PROFILES[self.profile]
+
+
 class IndexerSettings(BaseModel):
     # Directories outside the project root that may be indexed (the project root always may).
     allowed_roots: list[Path] = Field(default_factory=list)
@@ -92,6 +141,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=lambda: MemorySettings())
     indexer: IndexerSettings = Field(default_factory=lambda: IndexerSettings())
     server: ServerSettings = Field(default_factory=lambda: ServerSettings())
+    ranking: RankingSettings = Field(default_factory=lambda: RankingSettings())
 
     @model_validator(mode="after")
     def _fill_derived(self) -> Settings:

@@ -1,4 +1,4 @@
-"""Type-specific metadata for the eight seed-001 memory types.
+"""Type-specific metadata for the seed-001 memory types and the seed-002 kinds.
 
 Each model names the fields a type is known to carry and checks their types and enums; other
 keys are kept as given (``extra="allow"``), so agents can record more than we foresaw. Enum values
@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memory_service.core.models import MemoryType
 
@@ -154,6 +154,67 @@ class UserPreferenceMeta(_Meta):
     value: Any = None
 
 
+class ProblemMeta(_Meta):
+    title: str | None = None
+    error_signature: str | None = None
+    file_path: str | None = None
+
+
+class SolutionMeta(_Meta):
+    """A fix for a problem; ``problem_id`` (or a relationship to a problem) is required."""
+
+    problem_id: str | None = None
+    title: str | None = None
+    confidence: float | None = Field(default=None, ge=0, le=1)
+
+
+class FailedTacticMeta(_Meta):
+    """Something tried against a problem that did not work, and why, so nobody retries it."""
+
+    problem_id: str | None = None
+    title: str | None = None
+    reason: str | None = None
+
+
+class FactMeta(_Meta):
+    """A statement about the codebase; memory_supersede sets ``superseded_by`` when it stops holding."""
+
+    subject: str | None = None
+    title: str | None = None
+    superseded: bool | None = None
+    superseded_by: str | None = None
+
+
+class PreferenceMeta(_Meta):
+    key: str | None = None
+    category: str | None = None
+    value: Any = None
+
+
+class ChangeType(StrEnum):
+    CODE = "code"
+    SCHEMA = "schema"
+    CONFIG = "config"
+    RUNBOOK = "runbook"
+    INFRA = "infra"
+
+
+class ChangeMeta(_Meta):
+    """A change in the codebase (seed 004 FR-010's change kind: change_type, subject, summary)."""
+
+    change_type: ChangeType | None = None
+    subject_ref: Any = None
+    summary: str | None = None
+    title: str | None = None
+    pr_id: str | None = None
+    commit: str | None = None
+
+    @field_validator("change_type", mode="before")
+    @classmethod
+    def _change_type(cls, v: Any) -> Any:
+        return _canonical(ChangeType, v)
+
+
 METADATA_MODELS: dict[str, type[_Meta]] = {
     MemoryType.REQUIREMENTS: RequirementsMeta,
     MemoryType.DESIGN: DesignMeta,
@@ -163,6 +224,12 @@ METADATA_MODELS: dict[str, type[_Meta]] = {
     MemoryType.TEST_HISTORY: TestHistoryMeta,
     MemoryType.SESSION: SessionMeta,
     MemoryType.USER_PREFERENCE: UserPreferenceMeta,
+    MemoryType.PROBLEM: ProblemMeta,
+    MemoryType.SOLUTION: SolutionMeta,
+    MemoryType.FAILED_TACTIC: FailedTacticMeta,
+    MemoryType.FACT: FactMeta,
+    MemoryType.PREFERENCE: PreferenceMeta,
+    MemoryType.CHANGE: ChangeMeta,
 }
 
 

@@ -24,8 +24,8 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class MemoryType(StrEnum):
-    """The eight memory types of seed 001 (memory_add's ``type`` enum)."""
+class SeedMemoryType(StrEnum):
+    """The eight memory types of seed 001: the ``type`` enum memory_add publishes, seed-exact."""
 
     REQUIREMENTS = "requirements"
     DESIGN = "design"
@@ -35,6 +35,32 @@ class MemoryType(StrEnum):
     TEST_HISTORY = "test_history"
     SESSION = "session"
     USER_PREFERENCE = "user_preference"
+
+
+class MemoryType(StrEnum):
+    """Every accepted type: seed 001's eight, then seed 002's kinds (problem ... change).
+
+    ``solution`` and ``failed_tactic`` must link to a ``problem`` (seed 002: links.problem_id).
+    """
+
+    REQUIREMENTS = "requirements"
+    DESIGN = "design"
+    CODE_PATTERN = "code_pattern"
+    COMPONENT = "component"
+    FUNCTION = "function"
+    TEST_HISTORY = "test_history"
+    SESSION = "session"
+    USER_PREFERENCE = "user_preference"
+    PROBLEM = "problem"
+    SOLUTION = "solution"
+    FAILED_TACTIC = "failed_tactic"
+    FACT = "fact"
+    PREFERENCE = "preference"
+    CHANGE = "change"
+
+
+SEED_002_KINDS = ("problem", "solution", "failed_tactic", "fact", "preference", "change")
+PROBLEM_LINKED_KINDS = ("solution", "failed_tactic")
 
 
 class MemoryStatus(StrEnum):

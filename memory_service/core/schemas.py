@@ -9,16 +9,19 @@ refused (``extra="forbid"``) so that a misspelt argument is an error, not silent
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.json_schema import JsonDict
 
-from memory_service.core.models import MemoryType
+from memory_service.core.models import MemoryType, SeedMemoryType
 
 UUID_FORMAT: JsonDict = {"format": "uuid"}
 DATETIME_FORMAT: JsonDict = {"format": "date-time"}
 UUID_ITEMS: JsonDict = {"items": {"type": "string", "format": "uuid"}}
+
+
+SearchMode = Literal["auto", "fast", "deep"]
 
 
 def _enum(*values: str) -> JsonDict:
@@ -41,11 +44,22 @@ class RelationshipInput(_Input):
     target_id: str = Field(json_schema_extra=UUID_FORMAT)
 
 
-class MemoryAddInput(_Input):
-    type: MemoryType
+class MemoryAddSchema(_Input):
+    """The published memory_add input, seed-exact: the ``type`` enum lists seed 001's eight."""
+
+    type: SeedMemoryType = Field(
+        description="Seed 001 types; also accepted: problem, solution, failed_tactic, fact, preference, "
+        "change (solution and failed_tactic need metadata.problem_id of a problem memory)"
+    )
     content: str = Field(min_length=1, max_length=100_000)
     metadata: dict[str, Any] | None = Field(default=None, description="Type-specific metadata")
     relationships: list[RelationshipInput] | None = None
+
+
+class MemoryAddInput(MemoryAddSchema):
+    """What memory_add and each memory_bulk_add item validate: every accepted type."""
+
+    type: MemoryType  # type: ignore[assignment]
 
 
 class ConflictItem(_Output):
@@ -169,17 +183,33 @@ class MemorySearchInput(_Input):
     time_range: TimeRange | None = None
     limit: int = Field(default=10, ge=1, le=100)
     min_similarity: float = Field(default=0, ge=0, le=1)
+    mode: SearchMode = Field(
+        default="auto",
+        description="auto (route by query shape), fast (lexical, cached) or deep (dense + lexical + "
+        "graph expansion + fuzzy terms)",
+    )
+    include_superseded: bool = Field(
+        default=False, description="Also return facts replaced by memory_supersede (hidden by default)"
+    )
 
 
 class SearchResult(_Output):
     memory_id: str
     type: str
     content: str
-    similarity: float
-    relevance_score: float
+    similarity: float = Field(description="Dense cosine similarity 0-1 (normalised BM25 in lexical mode)")
+    relevance_score: float = Field(description="The re-scored rank value (see memory_explain)")
     metadata: dict[str, Any] = Field(default_factory=dict)
     title: str | None = None
     created_at: str | None = None
+    route_used: str | None = Field(default=None, description="semantic, fts or graph: how the hit was found")
+    confidence: float | None = Field(default=None, description="0-1: how sure this hit is a match")
+
+
+class Suggestion(_Output):
+    kind: str = Field(description="broaden_types, broaden_time, deep_mode, related_terms or rephrase")
+    message: str
+    arguments: dict[str, Any] | None = Field(default=None, description="memory_search arguments to try")
 
 
 class MemorySearchOutput(_Output):
@@ -192,3 +222,11 @@ class MemorySearchOutput(_Output):
     model_status: str = Field(default="ready", description="ready, or why the embedding model is unavailable")
     warnings: list[str] = Field(default_factory=list)
     truncated: bool = False
+    mode: str = Field(default="auto", description="The mode that ran: auto, fast or deep")
+    route: str = Field(
+        default="general", description="Query route: change_first, code_first, design_first or general"
+    )
+    cached: bool = Field(default=False, description="fast mode: served from the result cache")
+    suggestions: list[Suggestion] = Field(
+        default_factory=list, description="Given when fewer than 3 good results were found"
+    )

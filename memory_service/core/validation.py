@@ -88,7 +88,7 @@ def _describe(err: Any, field: str, model: type[pydantic.BaseModel]) -> tuple[st
             f"Remove '{leaf}' or use one of the accepted fields: {', '.join(allowed)}.",
             {"allowed": allowed},
         )
-    if kind == "enum":
+    if kind in ("enum", "literal_error"):
         allowed = [v.strip("'") for v in str(ctx.get("expected", "")).replace(" or ", ", ").split(", ")]
         noun = "memory type" if leaf == "type" else f"value for '{field}'"
         return (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from memory_service.core.schemas import (
     MemoryAddInput,
     MemoryAddOutput,
+    MemoryAddSchema,
     MemoryBulkAddInput,
     MemoryBulkAddOutput,
     MemoryBulkAddRequest,
@@ -32,7 +33,8 @@ MEMORY_TOOLS = [
             "like conflicts/duplicates (similarity above the threshold). Optional relationships "
             "link it to existing memories, e.g. {'type': 'IMPLEMENTS', 'target_id': '<uuid>'}. " + TYPES_HELP
         ),
-        schema_model=MemoryAddInput,
+        schema_model=MemoryAddSchema,
+        request_model=MemoryAddInput,
         output_model=MemoryAddOutput,
         handler=lambda s, r: s.memory.add(r),
         annotations=ADDITIVE,

@@ -205,8 +205,10 @@ async def test_search_filters_types_time_and_similarity(client: Client) -> None:
     assert isinstance(both["query_time_ms"], int) and both["total"] == len(both["results"])
     for r in both["results"]:
         assert set(r) >= {"memory_id", "type", "content", "similarity", "relevance_score", "metadata"}
-    sims = [r["similarity"] for r in both["results"]]
-    assert sims == sorted(sims, reverse=True)
+    # Ranked by the hybrid re-score (relevance_score); similarity stays the dense cosine in 0..1.
+    scores = [r["relevance_score"] for r in both["results"]]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0 <= r["similarity"] <= 1 for r in both["results"])
     only = await call_ok(
         client,
         "memory_search",

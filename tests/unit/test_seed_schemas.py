@@ -51,9 +51,18 @@ def _contains(seed: Any, ours: Any, path: str) -> list[str]:
     return problems
 
 
+def _seed_for(name: str) -> dict[str, Any]:
+    """Seed 001's schemas of a tool; tools from other seeds (memory_explain: seed 000) are tested
+    against their own contracts elsewhere."""
+    seeds = _seed_schemas()
+    if name not in seeds:
+        pytest.skip(f"{name} is not a seed-001 tool")
+    return seeds[name]
+
+
 @pytest.mark.parametrize("spec", ALL_TOOLS, ids=lambda s: s.name)
 def test_input_schema_holds_the_seed(spec: Any) -> None:
-    seed = _seed_schemas()[spec.name]["Input"]
+    seed = _seed_for(spec.name)["Input"]
     ours = spec.input_schema()
     assert _contains(seed, ours, spec.name) == []
     assert set(ours.get("required", [])) == set(seed.get("required", []))
@@ -61,7 +70,7 @@ def test_input_schema_holds_the_seed(spec: Any) -> None:
 
 @pytest.mark.parametrize("spec", ALL_TOOLS, ids=lambda s: s.name)
 def test_output_schema_holds_the_seed(spec: Any) -> None:
-    seed = _seed_schemas()[spec.name]["Output"]
+    seed = _seed_for(spec.name)["Output"]
     ours = spec.output_schema()
     # Output: every seed property exists with the seed's type (we may add fields and requirements).
     for name, prop in seed["properties"].items():

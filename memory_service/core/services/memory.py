@@ -43,6 +43,7 @@ from memory_service.core.services.graph_sync import (
     op_upsert_nodes,
 )
 from memory_service.core.services.guards import check_metadata, normalise_relationship_type, parse_uuid
+from memory_service.core.services.kinds import PROBLEM_EDGE, check_problem_link
 from memory_service.core.services.writer import RecordWriter
 from memory_service.core.validation import validate_input
 from memory_service.settings import MemorySettings
@@ -189,6 +190,7 @@ class MemoryService:
         prefix: str,
     ) -> tuple[MemoryRecord, list[GraphEdge]]:
         meta = check_metadata(memory_type, metadata or {}, field=f"{prefix}metadata")
+        problem = check_problem_link(self._stores, str(memory_type), meta, relationships or [], prefix)
         now = utcnow()
         record = MemoryRecord(
             id=str(uuid.uuid4()),
@@ -204,6 +206,8 @@ class MemoryService:
             actor=self._actor,
         )
         edges = self._edges(record.id, relationships or [], prefix)
+        if problem is not None:  # seed 002: a solution / failed tactic links to its problem
+            edges.append(GraphEdge(PROBLEM_EDGE[record.type], MEMORY_LABEL, record.id, MEMORY_LABEL, problem))
         return record, edges
 
     def _edges(self, source_id: str, rels: list[RelationshipInput], prefix: str) -> list[GraphEdge]:

@@ -1,103 +1,164 @@
-"""memory_search: semantic search across memory types (seed 001 §4.2.2).
+"""memory_search: hybrid search with modes, routing and suggestions (seed 001 §4.2.2, seed 004).
 
-Dense (MiniLM) similarity when the model is loaded; lexical BM25 over the sparse vectors when it
-is not, and every response says which (``search_mode``, ``model_status``, ``warnings``).
+``auto`` (default) runs dense + BM25, fused and re-scored, with the kind preferences of the route
+the query's shape picks; ``fast`` runs BM25 only and caches results (no query embedding, so no
+model wait); ``deep`` adds a fuzzy-corrected lexical query and one hop of graph expansion. When
+the embedding model is not loaded every mode falls back to BM25, and the response says so.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from memory_service.core.errors import ValidationError
 from memory_service.core.models import MemoryStatus, MemoryType
-from memory_service.core.ports import PayloadFilter, ScoredPoint
-from memory_service.core.ranking import lexical_similarity
-from memory_service.core.records import MEMORIES, Stores, from_payload
+from memory_service.core.ports import PayloadFilter
+from memory_service.core.routing import route_for
 from memory_service.core.schemas import MemorySearchInput, MemorySearchOutput, SearchResult
+from memory_service.core.services.ranker import Candidate, Plan, Ranker
+from memory_service.core.services.suggest import suggestions_for
 
-# How many candidates to fetch per requested result before thresholds are applied.
-CANDIDATE_FACTOR = 3
-MIN_CANDIDATES = 30
-MODEL_WAIT_SECONDS = 30.0
+CACHE_NAMESPACE = "search_fast"
+CACHE_TTL_SECONDS = 300.0
 
 
 class SearchService:
-    def __init__(self, stores: Stores) -> None:
-        self._stores = stores
+    def __init__(self, ranker: Ranker) -> None:
+        self._ranker = ranker
+        self._stores = ranker.stores
+
+    @property
+    def ranker(self) -> Ranker:
+        return self._ranker
 
     def search(self, req: MemorySearchInput) -> MemorySearchOutput:
         started = time.perf_counter()
-        query = req.query.strip()
-        if not query:
-            raise ValidationError(
-                "Field 'query' must contain text, not only whitespace",
-                code="VAL_EMPTY_QUERY",
-                details={"field": "query", "provided": req.query},
-                suggestion="Describe what you are looking for, e.g. 'how do we retry failed payments'.",
+        query = check_query(req.query)
+        flt = search_filter(req.memory_types, req.time_range, include_superseded=req.include_superseded)
+        cache_key = self._cache_key(req) if req.mode == "fast" else None
+        if cache_key is not None:
+            hit = self._stores.cache.get(CACHE_NAMESPACE, cache_key)
+            if hit is not None:
+                out = MemorySearchOutput.model_validate_json(hit)
+                out.cached = True
+                out.query_time_ms = round((time.perf_counter() - started) * 1000)
+                return out
+        plan, warnings, model_status = self.plan(query, req.mode, req.limit)
+        ranked = self._ranker.rank(query, flt, plan)
+        lexical = not plan.dense
+        results = [_result(c, lexical) for c in ranked if _similarity(c, lexical) >= req.min_similarity][
+            : req.limit
+        ]
+        good = sum(1 for r in results if (r.confidence or 0) >= self._ranker.settings.good_confidence)
+        out = MemorySearchOutput(
+            results=results,
+            total=len(results),
+            query_time_ms=0,
+            search_mode="lexical" if lexical else "semantic",
+            model_status=model_status,
+            warnings=warnings,
+            mode=req.mode,
+            route=plan.route.name,
+            suggestions=suggestions_for(req, ranked, good, self._stores) if good < 3 else [],
+        )
+        if cache_key is not None:
+            self._stores.cache.set(
+                CACHE_NAMESPACE, cache_key, out.model_dump_json().encode(), CACHE_TTL_SECONDS
             )
-        flt = self._filter(req)
-        pool = max(req.limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
-        embedder = self._stores.embedder
+        out.query_time_ms = round((time.perf_counter() - started) * 1000)
+        return out
+
+    def plan(self, query: str, mode: str, limit: int) -> tuple[Plan, list[str], str]:
+        """Sources for a mode, and the lexical-fallback warning when the model is not loaded."""
+        settings = self._ranker.settings
+        pool = max(limit * settings.candidate_factor, settings.min_candidates)
+        route = route_for(query)
+        if mode == "fast":
+            return Plan(dense=False, sparse=True, pool=pool, route=route), [], "not used (fast mode)"
         warnings: list[str] = []
-        if embedder.wait_ready(MODEL_WAIT_SECONDS):
-            vector = embedder.embed_query(query)
-            hits = self._stores.vectors.search_dense(MEMORIES, vector, pool, flt)
-            scored = [(h, min(max(h.score, 0.0), 1.0)) for h in hits]
-            mode, model_status = "semantic", "ready"
-        else:
-            hits = self._stores.vectors.search_sparse(
-                MEMORIES, self._stores.sparse.encode_query(query), pool, flt
-            )
-            scored = list(zip(hits, lexical_similarity([h.score for h in hits]), strict=True))
-            mode = "lexical"
-            model_status = embedder.health().detail or "unavailable"
+        dense, model_status = True, "ready"
+        if not self._ranker.model_ready():
+            dense = False
+            model_status = self._stores.embedder.health().detail or "unavailable"
             warnings.append(
                 f"embedding model unavailable ({model_status}); results come from lexical (BM25) search only"
             )
-        results = [
-            _result(hit, similarity) for hit, similarity in scored if similarity >= req.min_similarity
-        ][: req.limit]
-        return MemorySearchOutput(
-            results=results,
-            total=len(results),
-            query_time_ms=round((time.perf_counter() - started) * 1000),
-            search_mode=mode,
-            model_status=model_status,
-            warnings=warnings,
+        if mode == "deep":
+            return (
+                Plan(dense=dense, fuzzy=True, expand=True, pool=pool * 2, route=route),
+                warnings,
+                model_status,
+            )
+        return Plan(dense=dense, pool=pool, route=route), warnings, model_status
+
+    def _cache_key(self, req: MemorySearchInput) -> str:
+        """The request plus the audit-log length: every mutation appends to it, so writes invalidate."""
+        generation = self._stores.audit.count()
+        raw = json.dumps([req.model_dump(mode="json"), generation], sort_keys=True)
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def check_query(text: str) -> str:
+    query = text.strip()
+    if not query:
+        raise ValidationError(
+            "Field 'query' must contain text, not only whitespace",
+            code="VAL_EMPTY_QUERY",
+            details={"field": "query", "provided": text},
+            suggestion="Describe what you are looking for, e.g. 'how do we retry failed payments'.",
         )
-
-    def _filter(self, req: MemorySearchInput) -> PayloadFilter:
-        any_of: dict[str, Sequence[Any]] = {}
-        if req.memory_types:
-            allowed = [t.value for t in MemoryType]
-            bad = [t for t in req.memory_types if t not in allowed]
-            if bad:
-                raise ValidationError(
-                    f"Invalid memory type '{bad[0]}'. Must be one of: {', '.join(allowed)}",
-                    code="VAL_INVALID_TYPE",
-                    details={"field": "memory_types", "provided": bad, "allowed": allowed},
-                    suggestion="Use one of the valid memory types listed in the allowed values.",
-                )
-            any_of["type"] = list(dict.fromkeys(req.memory_types))
-        ranges: dict[str, tuple[float | None, float | None]] = {}
-        if req.time_range and (req.time_range.start or req.time_range.end):
-            start = req.time_range.start.timestamp() if req.time_range.start else None
-            end = req.time_range.end.timestamp() if req.time_range.end else None
-            ranges["created_at_ts"] = (start, end)
-        return PayloadFilter(equals={"status": MemoryStatus.ACTIVE.value}, any_of=any_of, ranges=ranges)
+    return query
 
 
-def _result(hit: ScoredPoint, similarity: float) -> SearchResult:
-    record = from_payload(hit.payload)
+def search_filter(
+    memory_types: Sequence[str] | None, time_range: Any = None, *, include_superseded: bool = False
+) -> PayloadFilter:
+    """Active records, of the given types, created in the time range, not superseded (by default)."""
+    any_of: dict[str, Sequence[Any]] = {}
+    if memory_types:
+        allowed = [t.value for t in MemoryType]
+        bad = [t for t in memory_types if t not in allowed]
+        if bad:
+            raise ValidationError(
+                f"Invalid memory type '{bad[0]}'. Must be one of: {', '.join(allowed)}",
+                code="VAL_INVALID_TYPE",
+                details={"field": "memory_types", "provided": bad, "allowed": allowed},
+                suggestion="Use one of the valid memory types listed in the allowed values.",
+            )
+        any_of["type"] = list(dict.fromkeys(memory_types))
+    ranges: dict[str, tuple[float | None, float | None]] = {}
+    if time_range is not None and (time_range.start or time_range.end):
+        start = time_range.start.timestamp() if time_range.start else None
+        end = time_range.end.timestamp() if time_range.end else None
+        ranges["created_at_ts"] = (start, end)
+    not_equals = {} if include_superseded else {"metadata.superseded": True}
+    return PayloadFilter(
+        equals={"status": MemoryStatus.ACTIVE.value}, any_of=any_of, ranges=ranges, not_equals=not_equals
+    )
+
+
+def _similarity(cand: Candidate, lexical: bool) -> float:
+    if lexical:
+        return cand.lexical
+    return cand.similarity if cand.similarity is not None else 0.0
+
+
+def _result(cand: Candidate, lexical: bool) -> SearchResult:
+    record = cand.record
+    assert cand.score is not None
     return SearchResult(
         memory_id=record.id,
         type=record.type,
         content=record.content,
-        similarity=round(similarity, 4),
-        relevance_score=round(similarity, 4),
+        similarity=round(_similarity(cand, lexical), 4),
+        relevance_score=round(cand.score.total, 4),
         metadata=record.metadata,
         title=record.title,
         created_at=record.created_at.isoformat(),
+        route_used=cand.route_used,
+        confidence=cand.confidence,
     )

@@ -1,0 +1,170 @@
+"""LoCoMo retrieval recall through the service: R@1, R@5, R@10, MRR and search latency.
+
+    .venv/bin/python bench/locomo_recall.py                 # dev split, default ranking
+    .venv/bin/python bench/locomo_recall.py --split test    # held-out split
+    .venv/bin/python bench/locomo_recall.py --split all --fusion dense   # plain dense baseline
+
+Protocol (``../shared/data/README.md``): every turn of a conversation is stored as a ``session``
+memory (``"<speaker>: <text>"``, plus the shared photo's caption when there is one; the dia_id,
+session number and session date go in metadata) with memory_bulk_add-sized batches through
+MemoryService; every question of categories 1-4 is a memory_search call (limit 10); a question is
+a hit at k when any of its evidence dia_ids is among the top k. Each conversation gets a fresh
+data directory, so questions only see their own conversation.
+
+Split: the ten files sorted by name; the first five (26, 30, 41, 42, 43) are the dev split that
+ranking is tuned on, the last five (44, 47, 48, 49, 50) are held out and only reported.
+Latency is the in-process ``SearchService.search`` call (query embedding included), not MCP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memory_service.app import open_services
+from memory_service.core.schemas import MemoryBulkAddRequest, MemorySearchInput
+from memory_service.settings import EmbeddingSettings, RankingSettings, Settings
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+DATA = SHARED / "data" / "locomo"
+MODEL = SHARED / "models" / "all-MiniLM-L6-v2-onnx"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+KS = (1, 5, 10)
+BATCH = 100
+
+
+def conversation_files(split: str) -> list[Path]:
+    files = sorted(DATA.glob("*.json"), key=lambda p: p.name)
+    return {"dev": files[:5], "test": files[5:], "all": files}[split]
+
+
+def turns(conv: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every turn as a memory_bulk_add item, in conversation order."""
+    out = []
+    sessions = sorted((int(m.group(1)), key) for key in conv if (m := re.fullmatch(r"session_(\d+)", key)))
+    for number, key in sessions:
+        date = conv.get(f"{key}_date_time", "")
+        for turn in conv[key]:
+            text = f"{turn['speaker']}: {turn['text']}"
+            if turn.get("blip_caption"):
+                text += f" [shares {turn['blip_caption']}]"
+            meta = {
+                "dia_id": turn["dia_id"],
+                "session": number,
+                "session_date": date,
+                "speaker": turn["speaker"],
+            }
+            out.append({"type": "session", "content": text, "metadata": meta})
+    return out
+
+
+def evidence_ids(qa: dict[str, Any]) -> set[str]:
+    return {part for ev in qa.get("evidence", []) for part in re.split(r"[;,\s]+", str(ev)) if part}
+
+
+def run_conversation(path: Path, ranking: RankingSettings, mode: str) -> list[dict[str, Any]]:
+    data = json.loads(path.read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(
+            data_dir=Path(tmp) / "data",
+            project_root=Path(tmp),
+            project="locomo",
+            embedding=EmbeddingSettings(model_path=MODEL),
+            ranking=ranking,
+        )
+        services = open_services(settings, housekeeping=False)
+        try:
+            items = turns(data.get("conversation", data))
+            by_id: dict[str, str] = {}
+            started = time.perf_counter()
+            for i in range(0, len(items), BATCH):
+                batch = items[i : i + BATCH]
+                out = services.memory.bulk_add(MemoryBulkAddRequest(memories=batch))
+                assert not out.errors, out.errors
+                by_id.update(zip(out.memory_ids, (b["metadata"]["dia_id"] for b in batch), strict=True))
+            ingest_s = time.perf_counter() - started
+            rows = []
+            for qa in data["qa"]:
+                if qa.get("category") not in CATEGORIES:
+                    continue
+                wanted = evidence_ids(qa)
+                t0 = time.perf_counter()
+                found = services.search.search(
+                    MemorySearchInput(query=str(qa["question"]), limit=10, mode=mode)
+                )
+                ms = (time.perf_counter() - t0) * 1000
+                dia = [by_id.get(r.memory_id) for r in found.results]
+                rank = next((i for i, d in enumerate(dia, start=1) if d in wanted), None)
+                rows.append({"conv": path.stem, "category": qa["category"], "rank": rank, "ms": ms})
+            print(
+                f"  {path.stem}: {len(items)} turns ingested in {ingest_s:.1f}s, {len(rows)} questions",
+                flush=True,
+            )
+            return rows
+        finally:
+            services.close()
+
+
+def metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
+    n = len(rows)
+    out = {f"R@{k}": sum(1 for r in rows if r["rank"] and r["rank"] <= k) / n for k in KS}
+    out["MRR"] = sum(1 / r["rank"] for r in rows if r["rank"]) / n
+    out["n"] = n
+    return out
+
+
+def report(title: str, rows: list[dict[str, Any]]) -> None:
+    print(f"\n{title}")
+    print(f"  {'':12} {'n':>5} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6}")
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[CATEGORIES[r["category"]]].append(r)
+    for name, group in [("overall", rows), *sorted(groups.items())]:
+        m = metrics(group)
+        print(f"  {name:12} {m['n']:5d} {m['R@1']:6.3f} {m['R@5']:6.3f} {m['R@10']:6.3f} {m['MRR']:6.3f}")
+    lat = sorted(r["ms"] for r in rows)
+    p95 = lat[min(len(lat) - 1, round(0.95 * (len(lat) - 1)))]
+    print(f"  search latency: p50 {statistics.median(lat):.1f} ms, p95 {p95:.1f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--split", choices=["dev", "test", "all"], default="dev")
+    parser.add_argument("--mode", choices=["auto", "fast", "deep"], default="auto")
+    parser.add_argument("--profile", choices=["default", "seed004", "relevance"], default="default")
+    parser.add_argument("--fusion", choices=["rrf", "dense", "sparse"], default="rrf")
+    parser.add_argument("--rrf-k", type=int, default=None)
+    parser.add_argument("--dense-weight", type=float, default=None)
+    parser.add_argument("--sparse-weight", type=float, default=None)
+    args = parser.parse_args()
+    overrides: dict[str, Any] = {"profile": args.profile, "fusion": args.fusion}
+    for name in ("rrf_k", "dense_weight", "sparse_weight"):
+        if getattr(args, name) is not None:
+            overrides[name] = getattr(args, name)
+    ranking = RankingSettings(**overrides)
+    print(f"LoCoMo recall, split={args.split}, mode={args.mode}, ranking={ranking.model_dump()}")
+    splits = ["dev", "test"] if args.split == "all" else [args.split]
+    everything = []
+    for split in splits:
+        rows = [r for p in conversation_files(split) for r in run_conversation(p, ranking, args.mode)]
+        names = ",".join(p.stem for p in conversation_files(split))
+        report(f"{split} split ({names})", rows)
+        everything += rows
+    if len(splits) > 1:
+        report("all ten conversations", everything)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""memory_explain input and output, exactly as seed 000's contract lays them out.
+
+Differences from the contract, both forced by this service: ``ids`` are our memory ids (UUID
+strings, not integers), and ``kind`` is the memory type. Every field the contract shows is always
+present: unknown numbers are ``null``, missing arrays are ``[]`` (seed 000, deterministic rules).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Output(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class MemoryExplainInput(_Input):
+    query: str | None = Field(default=None, max_length=10_000, description="Explain how this query ranks")
+    ids: list[str] | None = Field(
+        default=None,
+        max_length=100,
+        description="Memory ids (UUIDs) to explain; deduped in first-seen order",
+        json_schema_extra={"items": {"type": "string", "format": "uuid"}},
+    )
+    project: str | None = Field(default=None, max_length=200, description="Only memories of this project")
+    include_pack_context: bool = False
+    limit: int = Field(default=10, ge=1, le=100, description="Query-derived items only (not explicit ids)")
+
+
+class Retrieval(_Output):
+    source: Literal["query", "id_lookup", "query+id_lookup"]
+    rank: int | None = Field(description="Position among the query's results; null for id lookups alone")
+
+
+class ScoreView(_Output):
+    total: float | None
+    components: dict[str, float | None] = Field(
+        description="base, recency, kind_bonus, scope, citations, utility, graph: null when not derivable"
+    )
+
+
+class Matches(_Output):
+    query_terms: list[str] = Field(default_factory=list)
+    project_match: bool
+
+
+class PackContext(_Output):
+    """Where the item would sit in a context pack built from this request, and what it would cost."""
+
+    in_pack: bool
+    pack_position: int | None
+    token_estimate: int
+    snippet: str
+    relationships: list[dict[str, Any]]
+
+
+class ExplainItem(_Output):
+    id: str
+    kind: str
+    title: str | None
+    created_at: str
+    project: str | None
+    retrieval: Retrieval
+    score: ScoreView
+    matches: Matches
+    pack_context: PackContext | None = None
+
+
+class ExplainError(_Output):
+    code: Literal["INVALID_ARGUMENT", "NOT_FOUND", "PROJECT_MISMATCH"]
+    message: str
+    field: str | None = None
+
+
+class ExplainMetadata(_Output):
+    query: str | None
+    project: str | None
+    requested_ids_count: int
+    returned_items_count: int
+    include_pack_context: bool
+
+
+class MemoryExplainOutput(_Output):
+    items: list[ExplainItem] = Field(default_factory=list)
+    missing_ids: list[str] = Field(default_factory=list)
+    errors: list[ExplainError] = Field(default_factory=list)
+    metadata: ExplainMetadata

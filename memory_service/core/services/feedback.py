@@ -1,0 +1,62 @@
+"""memory_feedback: append-only utility votes (seed 002 ``utility_vote``).
+
+A vote is an audit event (``utility_vote``) on the rated memory, written through the RecordWriter
+like every other mutation; nothing on the record changes, so votes are never overwritten and the
+ranking reads their mean as the ``utility`` component.
+"""
+
+from __future__ import annotations
+
+from memory_service.core.errors import ValidationError
+from memory_service.core.feedback_schemas import MemoryFeedbackInput, MemoryFeedbackOutput
+from memory_service.core.ports import AuditEvent
+from memory_service.core.records import Stores
+from memory_service.core.services.kinds import PROBLEM_KIND
+from memory_service.core.services.memory import MemoryService
+from memory_service.core.services.signals import UTILITY_VOTE, utility_votes
+from memory_service.core.services.writer import RecordWriter
+
+
+class FeedbackService:
+    def __init__(self, stores: Stores, writer: RecordWriter, memory: MemoryService, actor: str) -> None:
+        self._stores = stores
+        self._writer = writer
+        self._memory = memory
+        self._actor = actor
+
+    def vote(self, req: MemoryFeedbackInput) -> MemoryFeedbackOutput:
+        """Validate both memories, then append the vote (unless dry run)."""
+        record = self._memory.load(req.memory_id)
+        problem = self._memory.load(req.problem_id, field="problem_id")
+        if problem.type != PROBLEM_KIND:
+            raise ValidationError(
+                f"Memory '{problem.id}' is a '{problem.type}' memory, not a problem",
+                code="VAL_PROBLEM_LINK_INVALID",
+                details={"field": "problem_id", "provided": req.problem_id, "found_type": problem.type},
+                suggestion="Vote in the context of a memory of type 'problem' (create one with memory_add "
+                "type='problem', or find it with memory_search memory_types=['problem']).",
+            )
+        previous = utility_votes(self._stores.audit, [record.id]).get(record.id, [])
+        votes = [*previous, req.vote]
+        if req.mode == "commit":
+            event = AuditEvent(
+                UTILITY_VOTE,
+                "memory",
+                record.id,
+                self._actor,
+                {
+                    "problem_id": problem.id,
+                    "vote": req.vote,
+                    "rationale": req.rationale,
+                    "evidence_refs": list(dict.fromkeys(req.evidence_refs or [])),
+                },
+            )
+            self._writer.write([], audit=[event])
+        return MemoryFeedbackOutput(
+            status="recorded" if req.mode == "commit" else "dry_run",
+            memory_id=record.id,
+            problem_id=problem.id,
+            vote=req.vote,
+            votes_count=len(votes),
+            mean_vote=round(sum(votes) / len(votes), 4),
+        )

@@ -1,0 +1,202 @@
+"""Hybrid retrieval and the deterministic re-score: the one code path behind search and explain.
+
+Candidates come from dense (MiniLM cosine) and sparse (BM25) search, optionally a fuzzy-corrected
+second lexical query and one hop of graph expansion; reciprocal-rank fusion gives the ``base``
+relevance; then :func:`memory_service.core.ranking.score` adds recency, kind, scope, citation,
+utility and graph components with the weights from settings. memory_search and memory_explain
+both call :meth:`Ranker.rank` and :meth:`Ranker.score_records`, so their numbers are identical.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory_service.core import ranking
+from memory_service.core.models import MemoryRecord, Scope, utcnow
+from memory_service.core.ports import PayloadFilter, ScoredPoint
+from memory_service.core.records import MEMORIES, Stores, from_payload
+from memory_service.core.routing import GENERAL, Route
+from memory_service.core.services.signals import GraphSignals, fuzzy_terms, utility_votes
+from memory_service.settings import RankingSettings
+
+MODEL_WAIT_SECONDS = 30.0
+
+
+@dataclass
+class Candidate:
+    """A record found for a query, with where it came from and how it scored."""
+
+    record: MemoryRecord
+    similarity: float | None = None  # dense cosine, 0..1; None when not embedded / lexical search
+    lexical: float = 0.0  # BM25 score normalised by the query's best, 0..1
+    ranks: dict[str, int] = field(default_factory=dict)  # source -> 1-based rank
+    score: ranking.Score | None = None
+    matches: list[str] = field(default_factory=list)
+    confidence: float = 0.0
+
+    @property
+    def route_used(self) -> str:
+        """How the hit was found, in seed 004's terms (FR-029): semantic, fts or graph."""
+        if "dense" in self.ranks:
+            return "semantic"
+        if "sparse" in self.ranks or "fuzzy" in self.ranks:
+            return "fts"
+        return "graph"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to run for one query: which sources, how wide, which kinds the route favours."""
+
+    dense: bool = True
+    sparse: bool = True
+    fuzzy: bool = False
+    expand: bool = False
+    pool: int = 50
+    route: Route = GENERAL
+
+
+class Ranker:
+    def __init__(self, stores: Stores, settings: RankingSettings, scope: Scope) -> None:
+        self._stores = stores
+        self._settings = settings
+        self._scope = scope
+        self._signals = GraphSignals(stores.graph)
+
+    @property
+    def stores(self) -> Stores:
+        return self._stores
+
+    @property
+    def settings(self) -> RankingSettings:
+        return self._settings
+
+    def model_ready(self) -> bool:
+        return self._stores.embedder.wait_ready(MODEL_WAIT_SECONDS)
+
+    def rank(self, query: str, flt: PayloadFilter, plan: Plan) -> list[Candidate]:
+        """Retrieve, fuse and re-score; best first, ties broken by base relevance then id."""
+        found: dict[str, Candidate] = {}
+        rankings: dict[str, list[str]] = {}
+        weights = {"dense": self._settings.dense_weight, "sparse": self._settings.sparse_weight}
+        weights["sparse"] *= plan.route.sparse_boost
+        vectors = self._stores.vectors
+        if plan.dense:
+            vector = self._stores.embedder.embed_query(query)
+            hits = vectors.search_dense(MEMORIES, vector, plan.pool, flt)
+            rankings["dense"] = self._collect(found, hits, "dense")
+        sparse_hits: list[ScoredPoint] = []
+        if plan.sparse:
+            sparse_hits = vectors.search_sparse(
+                MEMORIES, self._stores.sparse.encode_query(query), plan.pool, flt
+            )
+            rankings["sparse"] = self._collect(found, sparse_hits, "sparse")
+        if plan.fuzzy:
+            vocabulary = [t for c in found.values() for t in ranking.terms(c.record.embedding_text())]
+            corrected = fuzzy_terms(ranking.terms(query), vocabulary)
+            if corrected:
+                encoded = self._stores.sparse.encode_query(" ".join(corrected))
+                rankings["fuzzy"] = self._collect(
+                    found, vectors.search_sparse(MEMORIES, encoded, plan.pool, flt), "fuzzy"
+                )
+                weights["fuzzy"] = weights["sparse"] * 0.5
+        if self._settings.fusion != "rrf":  # single-source profiles (bench baselines)
+            keep = "dense" if self._settings.fusion == "dense" and "dense" in rankings else "sparse"
+            weights = {keep: 1.0}
+        base = ranking.rrf_fuse(rankings, weights, self._settings.rrf_k)
+        if plan.expand:
+            self._expand(found, flt)
+        # RRF over truncated lists: a memory in none of them (reached by graph expansion) has base 0.
+        bases: dict[str, float | None] = {cid: base.get(cid, 0.0) for cid in found}
+        candidates = list(found.values())
+        self.score_candidates(query, candidates, bases, plan.route)
+        return sort_candidates(candidates)
+
+    def score_candidates(
+        self, query: str | None, candidates: Sequence[Candidate], bases: dict[str, float | None], route: Route
+    ) -> None:
+        """Fill ``score``, ``matches`` and ``confidence`` of each candidate (no I/O but graph + audit)."""
+        ids = [c.record.id for c in candidates]
+        graph = self._signals.load(ids)
+        votes = utility_votes(self._stores.audit, ids)
+        now = utcnow()
+        known_base = {cid: b for cid, b in bases.items() if b is not None}
+        for cand in candidates:
+            rec = cand.record
+            age = max((now - rec.updated_at).total_seconds() / 86400.0, 0.0)
+            neighbours = [known_base[n] for n in graph.neighbours.get(rec.id, ()) if n in known_base]
+            components: dict[str, float | None] = {
+                "base": bases.get(rec.id),
+                "recency": ranking.recency(age, exempt=ranking.is_accepted_adr(rec.type, rec.metadata)),
+                "kind_bonus": ranking.kind_bonus(rec.type, route.preferred_kinds),
+                "scope": ranking.scope_proximity(
+                    rec.scope.project, rec.scope.branch, self._scope.project, self._scope.branch
+                ),
+                "citations": None
+                if graph.in_degree is None
+                else ranking.citations(graph.in_degree.get(rec.id, 0), self._settings.citation_cap),
+                "utility": ranking.utility(votes.get(rec.id, [])),
+                "graph": None if graph.in_degree is None else ranking.graph_proximity(neighbours),
+            }
+            cand.score = ranking.score(components, self._settings.resolved_weights())
+            cand.matches = ranking.matched_terms(query, rec.embedding_text()) if query else []
+            coverage = len(cand.matches) / max(len(ranking.terms(query or "")), 1)
+            cand.confidence = ranking.confidence(cand.similarity, coverage, bases.get(rec.id) or 0.0)
+
+    def _collect(self, found: dict[str, Candidate], hits: list[ScoredPoint], source: str) -> list[str]:
+        top = max((h.score for h in hits), default=0.0)
+        ids = []
+        for rank, hit in enumerate(hits, start=1):
+            cand = found.get(hit.id)
+            if cand is None:
+                cand = found[hit.id] = Candidate(record=from_payload(hit.payload))
+            cand.ranks[source] = rank
+            if source == "dense":
+                cand.similarity = min(max(hit.score, 0.0), 1.0)
+            elif source == "sparse" and top > 0:
+                cand.lexical = max(hit.score, 0.0) / top
+            ids.append(hit.id)
+        return ids
+
+    def _expand(self, found: dict[str, Candidate], flt: PayloadFilter) -> None:
+        """Add memories one hop away in the graph (deep mode) that pass the same filter."""
+        linked = self._signals.neighbours_outside(list(found))
+        for point in self._stores.vectors.retrieve(MEMORIES, linked) if linked else []:
+            if passes(point.payload, flt):
+                found.setdefault(point.id, Candidate(record=from_payload(point.payload)))
+
+
+def passes(payload: dict[str, Any], flt: PayloadFilter) -> bool:
+    """The payload filter evaluated in Python, for records fetched by id rather than searched."""
+
+    def get(key: str) -> Any:
+        value: Any = payload
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
+    if any(get(k) != v for k, v in flt.equals.items()):
+        return False
+    if any(get(k) not in vs for k, vs in flt.any_of.items()):
+        return False
+    if any(get(k) == v for k, v in flt.not_equals.items()):
+        return False
+    for k, (lo, hi) in flt.ranges.items():
+        value = get(k)
+        if (
+            not isinstance(value, int | float)
+            or (lo is not None and value < lo)
+            or (hi is not None and value > hi)
+        ):
+            return False
+    return True
+
+
+def sort_candidates(candidates: list[Candidate]) -> list[Candidate]:
+    def key(c: Candidate) -> tuple[float, float, str]:
+        assert c.score is not None
+        return (-c.score.total, -(c.score.components["base"] or 0.0), c.record.id)
+
+    return sorted(candidates, key=key)

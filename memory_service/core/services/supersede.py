@@ -1,0 +1,170 @@
+"""memory_supersede: the fact-update chain of seed 002 (write change, write new fact, link them).
+
+Records stay immutable in meaning: the old fact keeps its content and gains only
+``metadata.superseded`` / ``superseded_by`` (so default searches skip it), while the graph holds
+the chain: ``new_fact -SUPERSEDES-> old_fact``, ``change -SUPERSEDES-> old_fact`` and
+``change -INTRODUCES-> new_fact``. memory_get with include_relationships walks it both ways.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_service.core.errors import ConflictError, MemoryServiceError, ValidationError
+from memory_service.core.feedback_schemas import MemorySupersedeInput, MemorySupersedeOutput, PlannedEdge
+from memory_service.core.models import MemoryRecord, MemoryType, utcnow
+from memory_service.core.ports import AuditEvent, GraphEdge
+from memory_service.core.records import MEMORY_LABEL, Stores
+from memory_service.core.schemas import MemoryAddInput, RelationshipInput
+from memory_service.core.services.graph_sync import op_upsert_edges
+from memory_service.core.services.guards import check_metadata
+from memory_service.core.services.memory import MemoryService
+from memory_service.core.services.writer import RecordWriter
+
+SUPERSEDES = "SUPERSEDES"
+INTRODUCES = "INTRODUCES"
+NEW = "<new fact>"
+CHANGE = "<new change>"
+MAX_CHAIN = 5
+
+
+class SupersedeService:
+    def __init__(self, stores: Stores, writer: RecordWriter, memory: MemoryService, actor: str) -> None:
+        self._stores = stores
+        self._writer = writer
+        self._memory = memory
+        self._actor = actor
+
+    def supersede(self, req: MemorySupersedeInput) -> MemorySupersedeOutput:
+        old = self._memory.load(req.old_fact_id, field="old_fact_id")
+        _expect(old, MemoryType.FACT, "old_fact_id")
+        if old.metadata.get("superseded"):
+            raise ConflictError(
+                f"Fact '{old.id}' is already superseded by '{old.metadata.get('superseded_by')}'",
+                code="CON_ALREADY_SUPERSEDED",
+                details={"field": "old_fact_id", "superseded_by": old.metadata.get("superseded_by")},
+                suggestion="Supersede the newest fact of the chain instead (its id is in superseded_by).",
+            )
+        new_id = self._existing(req.new_fact_id, MemoryType.FACT, "new_fact_id")
+        change_id = self._existing(req.change_id, MemoryType.CHANGE, "change_id")
+        if new_id == old.id:
+            raise ValidationError(
+                "A fact cannot supersede itself",
+                code="VAL_SUPERSEDE_SELF",
+                details={"field": "new_fact_id", "provided": req.new_fact_id},
+                suggestion="Pass the replacement fact's id (or 'new_fact' to write it) as new_fact_id.",
+            )
+        for name, item in (("new_fact", req.new_fact), ("change", req.change)):
+            if item is not None:  # validate now so a dry run catches what a commit would refuse
+                kind = "fact" if name == "new_fact" else "change"
+                check_metadata(kind, item.metadata or {}, field=f"{name}.metadata")
+        if req.mode == "dry_run":
+            return self._output("dry_run", old, new_id, change_id, req)
+        props = {"rationale": req.rationale, "evidence_refs": list(dict.fromkeys(req.evidence_refs or []))}
+        edges: list[GraphEdge] = []
+        if new_id is None:
+            assert req.new_fact is not None
+            new_id = self._add("fact", req.new_fact.content, req.new_fact.metadata, [old.id])
+        else:
+            edges.append(GraphEdge(SUPERSEDES, MEMORY_LABEL, new_id, MEMORY_LABEL, old.id, props))
+        if change_id is None:
+            assert req.change is not None
+            change_id = self._add("change", req.change.content, req.change.metadata, [old.id], new_id)
+        else:
+            edges.append(GraphEdge(SUPERSEDES, MEMORY_LABEL, change_id, MEMORY_LABEL, old.id, props))
+            edges.append(GraphEdge(INTRODUCES, MEMORY_LABEL, change_id, MEMORY_LABEL, new_id, props))
+        old.metadata = {
+            **old.metadata,
+            "superseded": True,
+            "superseded_by": new_id,
+            "superseded_by_change": change_id,
+        }
+        old.version += 1
+        old.updated_at = utcnow()
+        event = AuditEvent(
+            "supersede",
+            "memory",
+            old.id,
+            self._actor,
+            {"new_fact_id": new_id, "change_id": change_id, **props},
+        )
+        self._writer.write(
+            [old], graph_ops=[op_upsert_edges(edges)] if edges else [], audit=[event], reembed=False
+        )
+        return self._output("committed", old, new_id, change_id, req)
+
+    def _existing(self, memory_id: str | None, kind: MemoryType, field: str) -> str | None:
+        if memory_id is None:
+            return None
+        record = self._memory.load(memory_id, field=field)
+        _expect(record, kind, field)
+        return record.id
+
+    def _add(
+        self, kind: str, content: str, metadata: dict[str, Any] | None, supersedes: list[str], new: str = ""
+    ) -> str:
+        rels = [RelationshipInput(type=SUPERSEDES, target_id=t) for t in supersedes]
+        if new:
+            rels.append(RelationshipInput(type=INTRODUCES, target_id=new))
+        out = self._memory.add(
+            MemoryAddInput(type=MemoryType(kind), content=content, metadata=metadata, relationships=rels)
+        )
+        return out.memory_id
+
+    def _output(
+        self,
+        status: str,
+        old: MemoryRecord,
+        new_id: str | None,
+        change_id: str | None,
+        req: MemorySupersedeInput,
+    ) -> MemorySupersedeOutput:
+        new_ref, change_ref = new_id or NEW, change_id or CHANGE
+        edges = [
+            PlannedEdge(type=SUPERSEDES, source_id=new_ref, target_id=old.id),
+            PlannedEdge(type=SUPERSEDES, source_id=change_ref, target_id=old.id),
+            PlannedEdge(type=INTRODUCES, source_id=change_ref, target_id=new_ref),
+        ]
+        chain = [*self._older(old.id), old.id, new_ref]
+        verb = "is" if status == "committed" else "would be"
+        effects = [
+            f"fact {old.id} {verb} hidden from default memory_search results "
+            "(include_superseded=true shows it)",
+            f"memory_get {old.id} include_relationships=true {verb} showing the SUPERSEDES chain",
+        ]
+        return MemorySupersedeOutput(
+            status=status,
+            old_fact_id=old.id,
+            new_fact_id=new_id,
+            change_id=change_id,
+            edges=edges,
+            chain=chain,
+            effects=effects,
+        )
+
+    def _older(self, fact_id: str) -> list[str]:
+        """Facts this one superseded, oldest first (following fact-to-fact SUPERSEDES edges)."""
+        try:
+            found = self._stores.graph.related(
+                MEMORY_LABEL, fact_id, [SUPERSEDES], "OUTGOING", depth=MAX_CHAIN, limit=50
+            )
+        except MemoryServiceError:
+            return []
+        facts = [r for r in found if r.properties.get("type") == MemoryType.FACT]
+        return [r.id for r in sorted(facts, key=lambda r: -r.distance)]
+
+
+def _expect(record: MemoryRecord, kind: MemoryType, field: str) -> None:
+    if record.type != kind:
+        raise ValidationError(
+            f"Memory '{record.id}' is a '{record.type}' memory, not a {kind.value}",
+            code="VAL_SUPERSEDE_KIND",
+            details={
+                "field": field,
+                "provided": record.id,
+                "found_type": record.type,
+                "expected_type": kind.value,
+            },
+            suggestion=f"Pass the id of a '{kind.value}' memory as {field}"
+            + (" (write facts with memory_add type='fact')." if kind == MemoryType.FACT else "."),
+        )
