@@ -32,7 +32,6 @@ class VectorSettings(BaseModel):
     api_key: SecretStr | None = None
     # Build the HNSW index in the background once this many points are unindexed.
     optimize_after_points: int = 5000
-    optimize_idle_seconds: float = 30.0
 
 
 class GraphSettings(BaseModel):
@@ -50,8 +49,6 @@ class RedisSettings(BaseModel):
 class MemorySettings(BaseModel):
     conflict_threshold: float = Field(0.85, ge=0.0, le=1.0)
     conflict_limit: int = Field(5, ge=0, le=50)
-    max_content_chars: int = 100_000
-    max_bulk_items: int = 100
 
 
 class RankingWeights(BaseModel):

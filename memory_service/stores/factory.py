@@ -10,17 +10,20 @@ from memory_service.settings import Settings
 def build_stores(settings: Settings) -> Stores:
     """Open every store under the data directory (embedded) or against the configured servers."""
     data_dir = settings.resolved_data_dir
-    if settings.qdrant.backend != "edge" or settings.graph.backend != "embedded" or settings.redis.url:
+    servers = settings.qdrant.url or settings.graph.uri or settings.redis.url
+    if settings.qdrant.backend != "edge" or settings.graph.backend != "embedded" or servers:
         raise ValidationError(
             "Server backends (Qdrant server, Neo4j, Redis) are not available in this version",
             code="VAL_BACKEND_UNSUPPORTED",
             details={
                 "qdrant.backend": settings.qdrant.backend,
+                "qdrant.url": bool(settings.qdrant.url),
                 "graph.backend": settings.graph.backend,
+                "graph.uri": bool(settings.graph.uri),
                 "redis.url": bool(settings.redis.url),
             },
-            suggestion="Unset MEMORY_QDRANT__BACKEND, MEMORY_GRAPH__BACKEND and MEMORY_REDIS__URL to use the "
-            "embedded stores.",
+            suggestion="Unset MEMORY_QDRANT__BACKEND/URL, MEMORY_GRAPH__BACKEND/URI and MEMORY_REDIS__URL to use "
+            "the embedded stores (server adapters are on the roadmap).",
         )
     from memory_service.embeddings.bm25 import Bm25Encoder
     from memory_service.embeddings.fastembed_embedder import FastEmbedder

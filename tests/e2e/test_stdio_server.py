@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -92,6 +93,20 @@ async def test_server_starts_without_a_model_and_says_so(tmp_path: Path) -> None
         assert [r["memory_id"] for r in found["results"]] == [added["memory_id"]]
         got = await call_ok(client, "memory_get", {"memory_id": added["memory_id"]})
         assert got["memory"]["embedding_pending"] is True
+
+    # With a model, housekeeping embeds what was stored without one; semantic search then finds it.
+    async with Client(_params(tmp_path / "data", require_model())) as client:
+        deadline = anyio.current_time() + 60
+        while True:
+            got = await call_ok(client, "memory_get", {"memory_id": added["memory_id"]})
+            if not got["memory"]["embedding_pending"] or anyio.current_time() > deadline:
+                break
+            await anyio.sleep(0.2)
+        assert got["memory"]["embedding_pending"] is False
+        assert got["memory"]["embedding_model"] == "sentence-transformers/all-MiniLM-L6-v2"
+        found = await call_ok(client, "memory_search", {"query": "resend failed HTTP callbacks later"})
+        assert found["search_mode"] != "lexical"
+        assert found["results"][0]["memory_id"] == added["memory_id"]
 
 
 def test_second_server_on_same_data_dir_fails_clearly(tmp_path: Path) -> None:

@@ -1,0 +1,29 @@
+"""Give dense vectors to memories stored while no embedding model was loaded.
+
+Such records are found by lexical search only; once a model is ready, housekeeping embeds them
+in small batches (off the request path) and they become visible to semantic search as well.
+"""
+
+from __future__ import annotations
+
+from memory_service.core.ports import PayloadFilter
+from memory_service.core.records import MEMORIES, Stores, from_payload
+from memory_service.core.services.writer import RecordWriter
+
+PENDING = PayloadFilter(equals={"status": "active", "embedding_pending": True})
+
+
+class EmbeddingRefresher:
+    def __init__(self, stores: Stores, writer: RecordWriter) -> None:
+        self._stores = stores
+        self._writer = writer
+
+    def run(self, batch: int = 100) -> int:
+        """Embed up to ``batch`` pending records; returns how many were embedded."""
+        if not self._stores.embedder.ready:
+            return 0
+        points, _ = self._stores.vectors.scroll(MEMORIES, PENDING, limit=batch)
+        records = [from_payload(p.payload) for p in points]
+        if records:
+            self._writer.write(records)
+        return len(records)
