@@ -19,9 +19,9 @@ from memory_service.core.models import MemoryStatus, MemoryType, Scope
 from memory_service.core.ports import ComponentHealth, PayloadFilter
 from memory_service.core.records import MEMORIES, Stores, memories_collection
 from memory_service.core.services.code_search import CodeSearch
+from memory_service.core.services.embedding_refresh import EmbeddingRefresher
 from memory_service.core.services.explain import ExplainService
 from memory_service.core.services.feedback import FeedbackService
-from memory_service.core.services.embedding_refresh import EmbeddingRefresher
 from memory_service.core.services.graph_sync import GraphSync
 from memory_service.core.services.index import CodeIndexer
 from memory_service.core.services.index_service import IndexService

@@ -22,8 +22,8 @@ def build_stores(settings: Settings) -> Stores:
                 "graph.uri": bool(settings.graph.uri),
                 "redis.url": bool(settings.redis.url),
             },
-            suggestion="Unset MEMORY_QDRANT__BACKEND/URL, MEMORY_GRAPH__BACKEND/URI and MEMORY_REDIS__URL to use "
-            "the embedded stores (server adapters are on the roadmap).",
+            suggestion="Unset MEMORY_QDRANT__BACKEND/URL, MEMORY_GRAPH__BACKEND/URI and MEMORY_REDIS__URL "
+            "to use the embedded stores (server adapters are on the roadmap).",
         )
     from memory_service.embeddings.bm25 import Bm25Encoder
     from memory_service.embeddings.fastembed_embedder import FastEmbedder
