@@ -198,6 +198,16 @@ def test_delete_edges_of_returns_removed_edges_and_keeps_node(store: GraphStore)
     assert store.delete_edges_of(*M3) == []
 
 
+def test_delete_nodes_in_bulk(store: GraphStore) -> None:
+    build_graph(store)
+    # m1 has 3 edges, m4 has 1 (m3 -> m4); unknown ids and unknown labels are ignored.
+    assert store.delete_nodes("Memory", ["m1", "m4", "nope"]) == 4
+    assert store.count_nodes_by_label()["Memory"] == 3
+    assert store.edges_of(*M1) == []
+    assert store.delete_nodes("Memory", []) == 0
+    assert store.delete_nodes("Nothing", ["x"]) == 0
+
+
 def test_delete_node_counts_edges(store: GraphStore) -> None:
     build_graph(store)
     assert store.delete_node(*M1) == 3
