@@ -40,6 +40,9 @@ class GraphSettings(BaseModel):
     user: str = "neo4j"
     password: SecretStr | None = None
     database: str = "neo4j"
+    # Embedded engine: memory for cached pages, and worker threads per query.
+    buffer_pool_mb: int = Field(256, ge=16)
+    threads: int = Field(2, ge=1)
 
 
 class RedisSettings(BaseModel):

@@ -45,7 +45,9 @@ def build_stores(settings: Settings) -> Stores:
         opened.append(index_state)
         vectors = EdgeVectorStore(data_dir / "vectors")
         opened.append(vectors)
-        graph = LadybugGraphStore(data_dir / "graph")
+        graph = LadybugGraphStore(
+            data_dir / "graph", buffer_pool_mb=settings.graph.buffer_pool_mb, threads=settings.graph.threads
+        )
         opened.append(graph)
     except BaseException:
         for store in reversed(opened):

@@ -148,7 +148,9 @@ def _unavailable(message: str, **details: Any) -> ServiceUnavailableError:
 class LadybugGraphStore:
     """The embedded graph store: one per database file per process, shared by worker threads."""
 
-    def __init__(self, path: Path, *, query_timeout_ms: int = 30_000) -> None:
+    def __init__(
+        self, path: Path, *, query_timeout_ms: int = 30_000, buffer_pool_mb: int = 256, threads: int = 2
+    ) -> None:
         path = Path(path).expanduser().resolve()
         self._path = path / "graph.lbug" if path.is_dir() else path  # LadybugDB wants a file path
         self._timeout_ms = query_timeout_ms
@@ -164,7 +166,10 @@ class LadybugGraphStore:
                                    path=str(self._path))  # fmt: skip
             try:
                 self._path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = lb.Database(str(self._path))
+                # The engine's default buffer pool is 80% of RAM: bound it, this is one store of several.
+                self._db = lb.Database(
+                    str(self._path), buffer_pool_size=buffer_pool_mb * 1024 * 1024, max_num_threads=threads
+                )
                 self._conn = lb.Connection(self._db)
             except Exception as exc:  # e.g. "Could not set lock on file": another process owns it
                 if self._db is not None:
