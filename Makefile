@@ -14,8 +14,8 @@ test: lint typecheck  ## lint, type-check, then the whole test suite (unit, cont
 	$(BIN)/python -m pytest -q
 
 lint:
-	$(BIN)/ruff check memory_service indexer tests bench
-	$(BIN)/ruff format --check memory_service indexer tests bench
+	$(BIN)/ruff check memory_service indexer tests bench docs
+	$(BIN)/ruff format --check memory_service indexer tests bench docs
 
 typecheck:
 	$(BIN)/mypy

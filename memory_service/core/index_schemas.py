@@ -119,7 +119,9 @@ class CodeSearchOutput(_Output):
     results: list[CodeHit]
     total: int = 0
     query_time_ms: int = 0
-    search_mode: str = "semantic"
+    search_mode: str = Field(
+        default="hybrid", description="hybrid (dense + BM25), or lexical without a model"
+    )
     warnings: list[str] = Field(default_factory=list)
 
 

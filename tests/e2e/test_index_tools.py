@@ -264,3 +264,9 @@ async def test_progress_notifications_when_waiting(indexed: tuple[Client, Path])
     assert not result.is_error
     assert seen and seen[-1] == 100
     assert seen == sorted(seen)
+
+
+async def test_bad_job_id_suggestion_names_the_job_tools(indexed: tuple[Client, Path]) -> None:
+    client, _ = indexed
+    error = await call_error(client, "index_status", {"job_id": "job-1"})
+    assert "index_directory" in error["suggestion"]

@@ -5,7 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from memory_service.app import open_services
+from memory_service.core.errors import ValidationError
 from memory_service.core.index_schemas import IndexDirectoryInput, IndexFileInput
 from memory_service.settings import EmbeddingSettings, Settings
 from tests.conftest import REPO, require_model
@@ -54,5 +57,31 @@ def test_index_state_survives_restart(tmp_path: Path) -> None:
         assert services.index.index_file(IndexFileInput(file_path="src/sample.go")).status == "skipped"
         finished = services.index.jobs.get(started.job_id)
         assert finished is not None and finished.status == "completed"  # job state read back from disk
+    finally:
+        services.close()
+
+
+def test_unreadable_file_is_an_error_not_a_skip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Root reads any file, so the read failure is injected; the stores stay real."""
+    shutil.copytree(REPO / "tests" / "fixtures" / "languages", tmp_path / "proj" / "src")
+    services = open_services(_settings(tmp_path), housekeeping=False)
+    real_read = Path.read_bytes
+
+    def failing_read(self: Path) -> bytes:
+        if self.name == "sample.rs":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", failing_read)
+    try:
+        with pytest.raises(ValidationError) as info:
+            services.index.index_file(IndexFileInput(file_path="src/sample.rs"))
+        assert info.value.code == "VAL_FILE_UNREADABLE" and "Permission denied" in info.value.message
+        started = services.index.start_directory(IndexDirectoryInput(directory_path="src"))
+        services.index.jobs.wait(started.job_id, 120)
+        job = services.index.jobs.get(started.job_id)
+        assert job is not None and job.status == "completed"
+        assert job.stats["files_failed"] == 1 and job.stats["files_indexed"] == 8
+        assert job.stats["failures"][0]["file"] == "src/sample.rs"
     finally:
         services.close()

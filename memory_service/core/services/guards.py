@@ -21,8 +21,14 @@ MAX_METADATA_KEYS = 100
 _REL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 
 
+_ID_SOURCES = {"job_id": "the job_id returned by index_directory or reindex"}
+
+
 def parse_uuid(value: str, *, field: str = "memory_id") -> str:
     """The canonical (lowercase, hyphenated) form of a UUID, or VAL_INVALID_UUID."""
+    source = _ID_SOURCES.get(
+        field.rsplit(".", 1)[-1], "the memory_id returned by memory_add or memory_search"
+    )
     try:
         return str(uuid.UUID(str(value).strip()))
     except (ValueError, AttributeError, TypeError):
@@ -30,8 +36,7 @@ def parse_uuid(value: str, *, field: str = "memory_id") -> str:
             f"'{value}' is not a valid UUID",
             code="VAL_INVALID_UUID",
             details={"field": field, "provided": str(value)[:100], "expected": "uuid"},
-            suggestion="Use the memory_id returned by memory_add or memory_search "
-            "(36 characters like 'a1b2c3d4-e5f6-7890-abcd-ef1234567890').",
+            suggestion=f"Use {source} (36 characters like 'a1b2c3d4-e5f6-7890-abcd-ef1234567890').",
         ) from None
 
 

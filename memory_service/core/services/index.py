@@ -76,6 +76,14 @@ class CodeIndexer:
         stats: dict[str, Any] = defaultdict(float)
         with self._lock:
             parsed = self._parse_changed([(path, language)], force=req.force, stats=stats)
+            if stats.get("failures"):
+                failure = stats["failures"][0]["error"]
+                raise ValidationError(
+                    f"Could not index '{req.file_path}': {failure}",
+                    code="VAL_FILE_UNREADABLE",
+                    details={"field": "file_path", "provided": req.file_path, "reason": failure},
+                    suggestion="Check that the file is readable source code; other files are not affected.",
+                )
             if not parsed:
                 return IndexFileOutput(
                     status="skipped",
