@@ -22,7 +22,7 @@ from indexer.models import (
     unit_id,
 )
 from indexer.parser import parse_file, parse_source
-from indexer.resolve import resolve_calls, resolve_inherits
+from indexer.resolve import resolve_calls, resolve_inherits, resolve_relations
 from indexer.tokens import split_identifier
 from indexer.walker import SkipReason, WalkEntry, iter_source_files
 
@@ -42,6 +42,7 @@ __all__ = [
     "parse_source",
     "resolve_calls",
     "resolve_inherits",
+    "resolve_relations",
     "split_identifier",
     "supported_languages",
     "unit_id",

@@ -38,6 +38,12 @@ def resolve_inherits(files: list[FileIndex], only: Collection[str] | None = None
     return _Project(files).resolve(RelationType.INHERITS, only)
 
 
+def resolve_relations(files: list[FileIndex], only: Collection[str] | None = None) -> list[CodeRelation]:
+    """CALLS and INHERITS together, indexing the project once (the indexes cost more than a pass)."""
+    project = _Project(files)
+    return project.resolve(RelationType.CALLS, only) + project.resolve(RelationType.INHERITS, only)
+
+
 def _suffixes(path: str) -> Iterable[str]:
     parts = path.split("/")
     return ("/".join(parts[i:]) for i in range(len(parts)))

@@ -23,8 +23,7 @@ from indexer import (
     iter_source_files,
     language_for_path,
     parse_source,
-    resolve_calls,
-    resolve_inherits,
+    resolve_relations,
 )
 from memory_service.core import code_records as cr
 from memory_service.core.errors import ValidationError
@@ -294,7 +293,7 @@ class CodeIndexer:
             if any(r.target_name and r.target_name.rsplit(".", 1)[-1] in names for r in fi.relations)
         }
         only = changed | callers
-        relations = resolve_calls(files, only) + resolve_inherits(files, only)
+        relations = resolve_relations(files, only)
         edges = cr.graph_edges(relations, cr.labels_for(files))
         self._stores.graph.upsert_edges(edges)
         stats["link_seconds"] += time.perf_counter() - t0

@@ -143,3 +143,17 @@ def test_inherits_resolve_to_class_units_across_files() -> None:
     assert [(r.source_id, r.target_id) for r in resolve_inherits([js])] == [
         ("sample.js::Circle#class", "sample.js::Shape#class")
     ]
+
+
+def test_resolve_relations_is_calls_plus_inherits() -> None:
+    from pathlib import Path
+
+    from indexer import parse_file, resolve_calls, resolve_inherits, resolve_relations
+
+    root = Path(__file__).resolve().parents[2] / "fixtures" / "languages"
+    files = [parse_file(root / name, root) for name in ("sample.py", "sample.ts", "Sample.java")]
+    expected = resolve_calls(files) + resolve_inherits(files)
+    assert resolve_relations(files) == expected and expected
+    only = {"sample.py"}
+    assert resolve_relations(files, only) == resolve_calls(files, only) + resolve_inherits(files, only)
+    assert {r.source_id.split("::")[0] for r in resolve_relations(files, only)} == only
