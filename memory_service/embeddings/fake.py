@@ -16,6 +16,7 @@ import hashlib
 import math
 import re
 from collections.abc import Sequence
+from typing import ClassVar
 
 from memory_service.core.ports import ComponentHealth
 from memory_service.embeddings.fastembed_embedder import MODEL_PATH_FIX, unavailable_error
@@ -23,12 +24,14 @@ from memory_service.embeddings.fastembed_embedder import MODEL_PATH_FIX, unavail
 _WORD = re.compile(r"\w+")
 
 
-class FakeEmbedder:
-    """Deterministic bag-of-words hashing embedder, L2-normalised; always ready."""
+class _StaticEmbedder:
+    """What both embedders share: a fixed name and size, and a readiness that never changes."""
 
-    def __init__(self, dim: int = 384, model_name: str = "fake-hashing") -> None:
-        self._dim = dim
+    _READY: ClassVar[bool]
+
+    def __init__(self, model_name: str, dim: int) -> None:
         self._model_name = model_name
+        self._dim = dim
 
     @property
     def model_name(self) -> str:
@@ -40,10 +43,19 @@ class FakeEmbedder:
 
     @property
     def ready(self) -> bool:
-        return True
+        return self._READY
 
     def wait_ready(self, timeout: float | None = None) -> bool:
-        return True
+        return self._READY
+
+
+class FakeEmbedder(_StaticEmbedder):
+    """Deterministic bag-of-words hashing embedder, L2-normalised; always ready."""
+
+    _READY = True
+
+    def __init__(self, dim: int = 384, model_name: str = "fake-hashing") -> None:
+        super().__init__(model_name, dim)
 
     def _vector(self, text: str) -> list[float]:
         vec = [0.0] * self._dim
@@ -67,30 +79,16 @@ class FakeEmbedder:
         return ComponentHealth("embedding", "ok", "fake", "deterministic hashing embedder (tests only)")
 
 
-class UnavailableEmbedder:
+class UnavailableEmbedder(_StaticEmbedder):
     """An :class:`~memory_service.core.ports.Embedder` that never works and says why."""
+
+    _READY = False
 
     def __init__(
         self, reason: str, *, model_name: str = "sentence-transformers/all-MiniLM-L6-v2", dim: int = 384
     ) -> None:
+        super().__init__(model_name, dim)
         self.reason = reason
-        self._model_name = model_name
-        self._dim = dim
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def ready(self) -> bool:
-        return False
-
-    def wait_ready(self, timeout: float | None = None) -> bool:
-        return False
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         raise unavailable_error(self._model_name, self.reason)

@@ -28,7 +28,8 @@ def build_stores(settings: Settings) -> Stores:
     from memory_service.embeddings.bm25 import Bm25Encoder
     from memory_service.embeddings.fastembed_embedder import FastEmbedder
     from memory_service.stores.graph_ladybug import LadybugGraphStore
-    from memory_service.stores.local import LocalAuditLog, LocalCache, LocalDB, LocalQueue
+    from memory_service.stores.local import LocalAuditLog, LocalCache, LocalQueue
+    from memory_service.stores.local_db import LocalDB
     from memory_service.stores.local_index import LocalIndexState
     from memory_service.stores.qdrant_edge import EdgeVectorStore
 

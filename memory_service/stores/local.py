@@ -1,21 +1,8 @@
-"""Embedded cache, outbox queue and audit log in one SQLite file (``data_dir/local.sqlite3``).
+"""Embedded cache, outbox queue and audit log, as tables of the local SQLite file.
 
-Why SQLite: it is in the standard library, crash-safe, and one file per data directory is easy to
-back up. Choices that matter:
-
-* **WAL + ``synchronous=FULL``.** The outbox and the audit log are part of "nothing is acknowledged
-  that is not durable". In WAL mode ``NORMAL`` survives an application crash but may roll back the
-  last commits on power loss or an OS crash; ``FULL`` fsyncs the WAL at every commit, so a returned
-  ``enqueue``/``append`` is on disk. Writes are batched (``set_many``, ``enqueue`` of a list, ``append``
-  of a list), so the price is one fsync per batch, not per row.
-* **One connection behind a lock** (``check_same_thread=False``). Every operation is a short
-  statement (tens of microseconds, plus the fsync of a commit), so serialising them costs little,
-  while connection-per-thread would leave connections of finished worker threads open and make
-  ``close()`` unable to close them (a connection may only be closed by its own thread).
-* ``isolation_level=None`` (autocommit) with explicit ``BEGIN IMMEDIATE`` for multi-statement writes,
-  so a transaction never starts implicitly and stays open.
-
-Every ``sqlite3.Error`` becomes :class:`ServiceUnavailableError` with code ``SVC_LOCAL_STORE``.
+The connection, schema and durability settings are :class:`~.local_db.LocalDB`'s; each store here
+retains it and releases it on ``close()``. Every ``sqlite3.Error`` becomes
+:class:`ServiceUnavailableError` with code ``SVC_LOCAL_STORE``.
 """
 
 from __future__ import annotations
@@ -24,158 +11,13 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import AuditEvent, ComponentHealth, QueueMessage
-
-DB_FILENAME = "local.sqlite3"
-# Stay far below SQLITE_MAX_VARIABLE_NUMBER (32766 since 3.32, 999 before) in ``IN (...)`` lists.
-_CHUNK = 500
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS cache (
-    namespace TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, expires_at REAL,
-    PRIMARY KEY (namespace, key)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS cache_expiry ON cache(expires_at) WHERE expires_at IS NOT NULL;
-
--- AUTOINCREMENT: ids of acked (deleted) messages are never reused, so a late ack or fail from a
--- stale worker can never hit a newer message.
-CREATE TABLE IF NOT EXISTS queue (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    topic TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'inflight', 'dead')),
-    attempts INTEGER NOT NULL DEFAULT 0,
-    last_error TEXT,
-    enqueued_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS queue_claim ON queue(topic, state, id);
-
-CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    timestamp TEXT NOT NULL,
-    operation TEXT NOT NULL,
-    entity_type TEXT NOT NULL,
-    entity_id TEXT NOT NULL,
-    actor TEXT NOT NULL,
-    details TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_entity ON audit(entity_id, seq);
-CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
-BEGIN SELECT RAISE(ABORT, 'audit log is append-only: UPDATE is forbidden'); END;
-CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
-BEGIN SELECT RAISE(ABORT, 'audit log is append-only: DELETE is forbidden'); END;
-"""
-
-
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
-
-
-class LocalDB:
-    """Owns the SQLite connection and the schema; shared by the cache, queue and audit log.
-
-    Each store retains the database and releases it on ``close()``; the connection closes when the
-    last one lets go, so closing the cache does not break the queue that shares the file.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self._lock = threading.RLock()
-        self._users = 0
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(
-                str(self.path), check_same_thread=False, isolation_level=None, timeout=30.0
-            )
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
-            self._conn.executescript(_SCHEMA)
-        except (sqlite3.Error, OSError) as exc:
-            raise self._error("open", exc) from exc
-
-    @classmethod
-    def in_dir(cls, data_dir: Path) -> LocalDB:
-        """The service's database: ``data_dir/local.sqlite3``."""
-        return cls(Path(data_dir) / DB_FILENAME)
-
-    def _error(self, operation: str, exc: BaseException) -> ServiceUnavailableError:
-        return ServiceUnavailableError(
-            f"Local store failed during {operation}: {exc}",
-            code="SVC_LOCAL_STORE",
-            details={"path": str(self.path), "operation": operation, "error": str(exc)},
-            suggestion="Check that the data directory is writable and the disk is not full; "
-            "if the file is corrupt, restore it from a backup (memory-cli restore).",
-        )
-
-    @contextmanager
-    def cursor(self, operation: str) -> Iterator[sqlite3.Connection]:
-        """The connection, held under the lock, with sqlite errors translated."""
-        with self._lock:
-            try:
-                yield self._conn
-            except sqlite3.Error as exc:
-                raise self._error(operation, exc) from exc
-
-    @contextmanager
-    def transaction(self, operation: str) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any error), under the lock."""
-        with self.cursor(operation) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:
-                    conn.rollback()
-                raise
-            conn.execute("COMMIT")
-
-    def retain(self) -> None:
-        with self._lock:
-            self._users += 1
-
-    def release(self) -> None:
-        """Drop one user; the connection closes when nobody uses it any more."""
-        with self._lock:
-            self._users = max(0, self._users - 1)
-            if self._users == 0:
-                self.close()
-
-    def size_bytes(self) -> int:
-        """Bytes on disk: the database file plus its WAL."""
-        wal = self.path.with_name(self.path.name + "-wal")
-        return sum(p.stat().st_size for p in (self.path, wal) if p.exists())
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()  # idempotent in sqlite3
-
-
-class _Store:
-    """Common part of the three stores: a retained :class:`LocalDB`, closed once."""
-
-    def __init__(self, db: LocalDB) -> None:
-        self._db = db
-        self._closed = False
-        db.retain()
-
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._db.release()
+from memory_service.stores.local_db import LocalDB, _chunks, _marks, _Store
 
 
 class LocalCache(_Store):

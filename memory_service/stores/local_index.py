@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_service.core.ports import IndexedFile
-from memory_service.stores.local import LocalDB, _chunks, _marks, _Store
+from memory_service.stores.local_db import LocalDB, _chunks, _marks, _Store
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS index_files (

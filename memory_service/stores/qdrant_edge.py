@@ -5,7 +5,7 @@ Facts measured on qdrant-edge-py 0.9.0 (2 cores) that shape this module:
 * The binding holds the GIL for every call, ``optimize()`` included: an in-process HNSW build
   (4.7 s at 12k x 384) froze every Python thread, the MCP event loop too. Large collections are
   therefore optimised in a child process on a copy of the shard; writes made meanwhile are journalled
-  and replayed onto the optimised copy, which is then swapped in (see :meth:`EdgeVectorStore.optimize`).
+  and replayed onto the optimised copy, which is then swapped in (see :mod:`.qdrant_edge_optimize`).
 * Since calls cannot overlap anyway, one lock per collection serialises them at no cost in
   parallelism; it also makes the shard swap and ``close`` safe against in-flight calls.
 * ``update()`` writes to an mmap-ed WAL without syncing: a SIGKILL right after it lost nothing, a
@@ -20,14 +20,10 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,26 +39,11 @@ from memory_service.core.ports import (
     SparseVector,
     VectorPoint,
 )
+from memory_service.stores.qdrant_edge_optimize import EdgeCollection, ShardOptimizer
 
 DENSE, SPARSE = "dense", "sparse"
 _CODE = "SVC_VECTOR_STORE"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # no dots: ".<name>.*" dirs are ours
-_ZEROS = bytes(1 << 20)
-_OPTIMIZER = (
-    "import os, sys\nfrom qdrant_edge import EdgeShard\nos.nice(10)\n"
-    "s = EdgeShard.load(sys.argv[1]); changed = s.optimize(); s.flush(); s.close(); print(changed)\n"
-)
-
-
-@dataclass(eq=False)
-class _Collection:
-    spec: CollectionSpec
-    path: Path
-    shard: qe.EdgeShard
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    closed: bool = False
-    journal: list[qe.UpdateOperation] | None = None  # set while an out-of-process optimize runs
-    optimizer: subprocess.Popen[str] | None = None
 
 
 @contextmanager
@@ -80,19 +61,6 @@ def _engine(op: str, collection: str) -> Iterator[None]:
             suggestion="Retry later; if it persists, check disk space and permissions of the data "
             "directory and that no other process has it open.",
         ) from exc
-
-
-def _sparse_copy(src: str, dst: str) -> str:
-    """``copy2`` that keeps holes: the WAL preallocates 32 MB files that are mostly zeros."""
-    with open(src, "rb") as fin, open(dst, "wb") as fout:
-        while chunk := fin.read(len(_ZEROS)):
-            if chunk == _ZEROS[: len(chunk)]:
-                fout.seek(len(chunk), os.SEEK_CUR)
-            else:
-                fout.write(chunk)
-        fout.truncate()
-    shutil.copystat(src, dst)
-    return dst
 
 
 def _point_id(value: str) -> str:
@@ -155,9 +123,9 @@ class EdgeVectorStore:
         self._root.mkdir(parents=True, exist_ok=True)
         self._sync = sync_writes
         self._threshold_kb = indexing_threshold_kb
-        self._timeout = optimize_timeout_s
+        self._shards = ShardOptimizer(self._root, optimize_timeout_s)
         self._lock = threading.Lock()
-        self._collections: dict[str, _Collection] = {}
+        self._collections: dict[str, EdgeCollection] = {}
         self._closed = False
 
     # ------------------------------------------------------------------ plumbing
@@ -176,24 +144,12 @@ class EdgeVectorStore:
             optimizers=qe.EdgeOptimizersConfig(indexing_threshold=self._threshold_kb),
         )
 
-    def _aside(self, name: str, kind: str) -> Path:
-        return self._root / f".{name}.{kind}"
-
-    def _recover(self, name: str) -> None:
-        """Finish or undo a shard swap cut short by a crash: ``.old`` exists until the swap commits."""
-        path, old = self._root / name, self._aside(name, "old")
-        if old.exists():
-            shutil.rmtree(path, ignore_errors=True)
-            os.rename(old, path)
-        for kind in ("optimizing", "trash"):
-            shutil.rmtree(self._aside(name, kind), ignore_errors=True)
-
     def _closed_error(self) -> ServiceUnavailableError:
         return ServiceUnavailableError(
             "Vector store is closed", code=_CODE, suggestion="Restart the service to reopen the stores."
         )
 
-    def _get(self, name: str) -> _Collection:
+    def _get(self, name: str) -> EdgeCollection:
         with self._lock:
             if self._closed:
                 raise self._closed_error()
@@ -208,7 +164,7 @@ class EdgeVectorStore:
         return coll
 
     @contextmanager
-    def _use(self, name: str, op: str) -> Iterator[_Collection]:
+    def _use(self, name: str, op: str) -> Iterator[EdgeCollection]:
         """Lock one collection for one engine call, translating engine errors."""
         coll = self._get(name)
         with coll.lock, _engine(op, name):
@@ -216,14 +172,14 @@ class EdgeVectorStore:
                 raise self._closed_error()
             yield coll
 
-    def _update(self, coll: _Collection, op: qe.UpdateOperation, *, flush: bool = True) -> None:
+    def _update(self, coll: EdgeCollection, op: qe.UpdateOperation, *, flush: bool = True) -> None:
         coll.shard.update(op)
         if coll.journal is not None:
             coll.journal.append(op)
         if flush and self._sync:
             coll.shard.flush()
 
-    def _check_dim(self, coll: _Collection, vector: Sequence[float]) -> None:
+    def _check_dim(self, coll: EdgeCollection, vector: Sequence[float]) -> None:
         if len(vector) != coll.spec.dense_dim:
             raise ValidationError(
                 f"Dense vector has {len(vector)} dimensions, collection '{coll.spec.name}' expects "
@@ -254,12 +210,12 @@ class EdgeVectorStore:
             if coll is None:
                 path = self._root / spec.name
                 with _engine("open", spec.name):
-                    self._recover(spec.name)
+                    self._shards.recover(spec.name)
                     if (path / "edge_config.json").exists():
                         shard = qe.EdgeShard.load(str(path), self._config(spec))
                     else:
                         shard = qe.EdgeShard.create(str(path), self._config(spec))
-                coll = self._collections[spec.name] = _Collection(spec, path, shard)
+                coll = self._collections[spec.name] = EdgeCollection(spec, path, shard)
         with self._use(spec.name, "ensure_collection") as coll:
             if (coll.spec.dense_dim, coll.spec.sparse) != (spec.dense_dim, spec.sparse):
                 raise ValidationError(
@@ -379,77 +335,29 @@ class EdgeVectorStore:
         """Merge segments and build HNSW; True when something changed.
 
         Small collections (dense vectors under the indexing threshold, so no HNSW) are optimised in
-        place in milliseconds. Larger ones are copied (lock held for a flush and a copy: 76 ms at
-        12k x 384), optimised by a niced child process while searches and writes go on here (writes
-        are journalled), then swapped in under the lock: the journal is replayed onto the new shard
-        and ``.<name>.old`` is renamed away only once that is flushed, so a crash at any point
-        leaves one complete shard (:meth:`_recover` runs on open). A second call while one runs
-        returns False at once.
+        place in milliseconds. Larger ones are copied (lock held for a flush and a copy), optimised by
+        a niced child process while searches and writes go on here (writes are journalled), then
+        swapped in under the lock with the journal replayed; a crash at any point leaves one complete
+        shard (see :mod:`.qdrant_edge_optimize`). A second call while one runs returns False at once.
         """
         with self._use(collection, "optimize") as coll:
             if coll.journal is not None:
                 return False
             if coll.shard.info().points_count * coll.spec.dense_dim * 4 < self._threshold_kb * 1024:
                 return bool(coll.shard.optimize())
-            coll.shard.flush()
-            work = self._aside(collection, "optimizing")
-            shutil.rmtree(work, ignore_errors=True)
-            shutil.copytree(coll.path, work, copy_function=_sparse_copy)
-            coll.journal = []
+            work = self._shards.copy(coll)
         try:
-            return self._optimize_copy(coll, work) and self._swap(coll, work)
+            if not self._optimize_copy(coll, work):
+                return False
+            with _engine("optimize", collection):
+                return self._shards.swap(coll, work)
         finally:
-            with coll.lock:
-                coll.journal, coll.optimizer = None, None
-            shutil.rmtree(work, ignore_errors=True)
+            self._shards.finish(coll, work)
 
-    def _optimize_copy(self, coll: _Collection, work: Path) -> bool:
+    def _optimize_copy(self, coll: EdgeCollection, work: Path) -> bool:
+        """The child-process build, on its own so tests can act while it runs."""
         with _engine("optimize", coll.spec.name):
-            with coll.lock:  # close() kills the child under this lock: spawn none once closed
-                if coll.closed:
-                    return False
-                proc = coll.optimizer = subprocess.Popen(  # never our stdio: it is the MCP channel
-                    [sys.executable, "-c", _OPTIMIZER, str(work)],
-                    text=True,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                )
-            try:
-                out, err = proc.communicate(timeout=self._timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate()
-                raise RuntimeError(f"HNSW build exceeded {self._timeout:.0f} s") from None
-            if coll.closed:
-                return False
-            if proc.returncode != 0:
-                raise RuntimeError(f"optimizer process exited {proc.returncode}: {err.strip()[-500:]}")
-            return out.strip().endswith("True")
-
-    def _swap(self, coll: _Collection, work: Path) -> bool:
-        name, old = coll.spec.name, self._aside(coll.spec.name, "old")
-        with coll.lock, _engine("optimize", name):
-            if coll.closed:
-                return False
-            coll.shard.flush()
-            coll.shard.close()
-            os.rename(coll.path, old)
-            os.rename(work, coll.path)
-            try:
-                coll.shard = qe.EdgeShard.load(str(coll.path))
-                for op in coll.journal or []:
-                    coll.shard.update(op)
-                coll.shard.flush()
-            except Exception:
-                coll.shard.close()
-                self._recover(name)
-                coll.shard = qe.EdgeShard.load(str(coll.path))
-                raise
-            trash = self._aside(name, "trash")
-            os.rename(old, trash)  # the commit point
-            shutil.rmtree(trash, ignore_errors=True)
-            return True
+            return self._shards.build(coll, work)
 
     def size_bytes(self) -> int:
         """Allocated bytes (WAL files are sparse: 32 MB apparent, a few KB used)."""
@@ -484,8 +392,7 @@ class EdgeVectorStore:
         failures: list[ServiceUnavailableError] = []
         for coll in colls:
             with coll.lock:
-                if coll.optimizer is not None and coll.optimizer.poll() is None:
-                    coll.optimizer.kill()  # its work dir is removed by optimize() or on next open
+                self._shards.stop(coll)
                 if coll.closed:
                     continue
                 coll.closed = True

@@ -22,7 +22,8 @@ from memory_service.embeddings.bm25 import Bm25Encoder
 from memory_service.embeddings.fake import FakeEmbedder, UnavailableEmbedder
 from memory_service.embeddings.fastembed_embedder import FastEmbedder, text_key
 from memory_service.settings import EmbeddingSettings
-from memory_service.stores.local import LocalCache, LocalDB
+from memory_service.stores.local import LocalCache
+from memory_service.stores.local_db import LocalDB
 
 pytestmark = pytest.mark.contract
 
