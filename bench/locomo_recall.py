@@ -148,11 +148,15 @@ def main() -> None:
     parser.add_argument("--rrf-k", type=int, default=None)
     parser.add_argument("--dense-weight", type=float, default=None)
     parser.add_argument("--sparse-weight", type=float, default=None)
+    parser.add_argument("--prf-docs", type=int, default=None, help="feedback-round seeds (0 = no hops)")
+    parser.add_argument("--hops", type=int, default=None, help="feedback rounds in auto mode")
     args = parser.parse_args()
     overrides: dict[str, Any] = {"profile": args.profile, "fusion": args.fusion}
-    for name in ("rrf_k", "dense_weight", "sparse_weight"):
+    for name in ("rrf_k", "dense_weight", "sparse_weight", "prf_docs"):
         if getattr(args, name) is not None:
             overrides[name] = getattr(args, name)
+    if args.hops is not None:
+        overrides["auto_hops"] = args.hops
     ranking = RankingSettings(**overrides)
     print(f"LoCoMo recall, split={args.split}, mode={args.mode}, ranking={ranking.model_dump()}")
     splits = ["dev", "test"] if args.split == "all" else [args.split]

@@ -59,6 +59,8 @@ class RankingWeights(BaseModel):
     except ``utility`` ([-1, 1]), and the total is their weighted sum."""
 
     base: float = Field(0.70, ge=0)
+    # The dense cosine itself (seed 000's semantic_boost): RRF keeps only ranks, this keeps margins.
+    semantic: float = Field(0.0, ge=0)
     recency: float = Field(0.05, ge=0)
     kind: float = Field(0.05, ge=0)
     scope: float = Field(0.05, ge=0)
@@ -71,8 +73,12 @@ class RankingWeights(BaseModel):
 # 0.4 x relevance + 0.3 x recency + 0.2 x scope proximity + 0.1 x citation count.
 RANKING_PROFILES: dict[str, RankingWeights] = {
     "default": RankingWeights(),
-    "seed004": RankingWeights(base=0.4, recency=0.3, kind=0, scope=0.2, citations=0.1, utility=0, graph=0),
-    "relevance": RankingWeights(base=1.0, recency=0, kind=0, scope=0, citations=0, utility=0, graph=0),
+    "seed004": RankingWeights(
+        base=0.4, semantic=0, recency=0.3, kind=0, scope=0.2, citations=0.1, utility=0, graph=0
+    ),
+    "relevance": RankingWeights(
+        base=1.0, semantic=0, recency=0, kind=0, scope=0, citations=0, utility=0, graph=0
+    ),
 }
 
 
@@ -88,12 +94,21 @@ class RankingSettings(BaseModel):
     weights: RankingWeights | None = None
     # Candidate sources fused by reciprocal-rank fusion: 1 / (rrf_k + rank), weighted per source.
     fusion: Literal["rrf", "dense", "sparse"] = "rrf"
-    rrf_k: int = Field(60, ge=1)
+    # k = 5 and BM25 at 1.3x were tuned on LoCoMo's dev split (bench/locomo_recall.py): a small k
+    # lets a clear first place in either list count, which k = 60 (the usual default) flattens.
+    rrf_k: int = Field(5, ge=1)
     dense_weight: float = Field(1.0, ge=0)
-    sparse_weight: float = Field(1.0, ge=0)
+    sparse_weight: float = Field(1.3, ge=0)
     # Candidates fetched per source: max(limit x factor, min_candidates).
     candidate_factor: int = Field(5, ge=1)
     min_candidates: int = Field(50, ge=1)
+    # Feedback round ("semantic hops"): re-search from the top prf_docs hits (0 = off), adding
+    # prf_terms of their terms to the lexical query; the new lists weigh prf_weight in the fusion.
+    prf_docs: int = Field(1, ge=0, le=10)
+    auto_hops: int = Field(2, ge=0, le=3)
+    deep_hops: int = Field(3, ge=0, le=3)
+    prf_terms: int = Field(8, ge=1, le=50)
+    prf_weight: float = Field(0.5, ge=0)
     # Citation count saturates here (log scale): 10 incoming links read as 1.0.
     citation_cap: int = Field(10, ge=1)
     # A result counts as "good" (for suggestions) at or above this confidence.

@@ -16,7 +16,7 @@ from typing import Any
 
 from memory_service.settings import RankingWeights
 
-COMPONENTS = ("base", "recency", "kind_bonus", "scope", "citations", "utility", "graph")
+COMPONENTS = ("base", "semantic_boost", "recency", "kind_bonus", "scope", "citations", "utility", "graph")
 
 RECENT_DAYS = 7.0
 OLD_DAYS = 180.0
@@ -134,6 +134,7 @@ def score(components: Mapping[str, float | None], weights: RankingWeights) -> Sc
     """The weighted sum of the known components; every name in COMPONENTS is present in the output."""
     by_name = {
         "base": weights.base,
+        "semantic_boost": weights.semantic,
         "recency": weights.recency,
         "kind_bonus": weights.kind,
         "scope": weights.scope,
@@ -176,6 +177,27 @@ def matched_terms(query: str, text: str) -> list[str]:
     words = set(terms(text))
     stems = {stem(w) for w in words}
     return [t for t in terms(query) if t in words or stem(t) in stems]
+
+
+def expansion_terms(query: str, texts: Sequence[str], limit: int) -> list[str]:
+    """Terms the top hits share that the query lacks, for a feedback round (RM3-style, unweighted).
+
+    Ordered by how many of the texts hold the term, then by total count, then alphabetically, so
+    the choice is deterministic; numbers and very short words are left out.
+    """
+    asked = set(terms(query))
+    docs: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for text in texts:
+        words = [
+            w for w in _TERM.findall(text.lower()) if w not in STOPWORDS and len(w) > 2 and not w.isdigit()
+        ]
+        for word in words:
+            counts[word] = counts.get(word, 0) + 1
+        for word in set(words):
+            docs[word] = docs.get(word, 0) + 1
+    ranked = sorted((w for w in docs if w not in asked), key=lambda w: (-docs[w], -counts[w], w))
+    return ranked[:limit]
 
 
 def confidence(similarity: float | None, coverage: float, base: float) -> float:

@@ -52,7 +52,11 @@ GENERAL = Route("general", ())
 CHANGE_FIRST = Route("change_first", CHANGE_KINDS, sparse_boost=2.0)
 CODE_FIRST = Route("code_first", CODE_KINDS, sparse_boost=1.5)
 DESIGN_FIRST = Route("design_first", DESIGN_KINDS)
-ROUTES = {r.name: r for r in (GENERAL, CHANGE_FIRST, CODE_FIRST, DESIGN_FIRST)}
+# Session start (seed 002 "ambient" reads): what shapes how to work here, then open problems.
+AMBIENT = Route(
+    "ambient", ("preference", "user_preference", "fact", "design", "requirements", "problem", "solution")
+)
+ROUTES = {r.name: r for r in (GENERAL, CHANGE_FIRST, CODE_FIRST, DESIGN_FIRST, AMBIENT)}
 
 
 def route_for(query: str) -> Route:

@@ -191,6 +191,18 @@ class MemorySearchInput(_Input):
     include_superseded: bool = Field(
         default=False, description="Also return facts replaced by memory_supersede (hidden by default)"
     )
+    semantic_hops: int | None = Field(
+        default=None,
+        ge=0,
+        le=3,
+        description="Feedback rounds that search again from the best hits (seed 002); default 2 "
+        "(auto), 3 (deep), 0 (fast)",
+    )
+    read: Literal["targeted", "ambient"] = Field(
+        default="targeted",
+        description="targeted: a mid-task lookup; ambient: a session-start pack that favours "
+        "preferences, facts and decisions, adds linked memories and mixes kinds",
+    )
 
 
 class SearchResult(_Output):

@@ -122,3 +122,34 @@ async def test_new_search_fields_bad_inputs(
     error = await call_error(client, "memory_search", args)
     assert error["code"] == code, error
     assert error["details"]["field"] == field
+
+
+async def test_ambient_read_mixes_kinds_and_favours_how_to_work_here(
+    client: Client, corpus: dict[str, str]
+) -> None:
+    sessions = [
+        {"type": "session", "content": f"Session {i}: worked on the test fixtures and pytest setup."}
+        for i in range(6)
+    ]
+    await call_ok(client, "memory_bulk_add", {"memories": sessions})
+    targeted = await call_ok(client, "memory_search", {"query": "pytest fixtures setup", "limit": 4})
+    ambient = await call_ok(
+        client, "memory_search", {"query": "pytest fixtures setup", "limit": 4, "read": "ambient"}
+    )
+    assert ambient["route"] == "ambient" and ambient["suggestions"] == []
+    kinds = [r["type"] for r in ambient["results"]]
+    assert kinds.count("session") <= 2
+    assert corpus["pref"] in [r["memory_id"] for r in ambient["results"]]
+    assert [r["type"] for r in targeted["results"]].count("session") >= 3
+
+
+async def test_semantic_hops_are_bounded_and_deterministic(client: Client, corpus: dict[str, str]) -> None:
+    runs = [
+        await call_ok(client, "memory_search", {"query": "outbox crashes", "semantic_hops": hops})
+        for hops in (0, 3, 3)
+    ]
+    assert [r["memory_id"] for r in runs[1]["results"]] == [r["memory_id"] for r in runs[2]["results"]]
+    assert corpus["design"] in [r["memory_id"] for r in runs[0]["results"]]
+    for args, code in (({"semantic_hops": 4}, "VAL_OUT_OF_RANGE"), ({"read": "passive"}, "VAL_INVALID_ENUM")):
+        error = await call_error(client, "memory_search", {"query": "x", **args})
+        assert error["code"] == code and error["details"]["field"] == next(iter(args))

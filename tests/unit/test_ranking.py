@@ -119,3 +119,9 @@ def test_fuzzy_terms_corrects_only_unknown_words() -> None:
     assert fuzzy_terms(["retyr", "logic"], ["retry", "logic", "payment"]) == ["retry"]
     assert fuzzy_terms(["logic"], ["logic"]) == []
     assert fuzzy_terms(["zzzzzz"], ["retry"]) == []
+
+
+def test_expansion_terms_prefers_terms_shared_by_more_hits() -> None:
+    texts = ["Caroline adopted a dog named Rex", "Rex the dog loves the beach", "beach trip with Rex"]
+    assert ranking.expansion_terms("what dog did caroline adopt", texts, 3) == ["rex", "beach", "adopted"]
+    assert ranking.expansion_terms("anything", [], 5) == []

@@ -39,7 +39,7 @@ class Candidate:
     @property
     def route_used(self) -> str:
         """How the hit was found, in seed 004's terms (FR-029): semantic, fts or graph."""
-        if "dense" in self.ranks:
+        if "dense" in self.ranks or "hop" in self.ranks:
             return "semantic"
         if "sparse" in self.ranks or "fuzzy" in self.ranks:
             return "fts"
@@ -54,6 +54,7 @@ class Plan:
     sparse: bool = True
     fuzzy: bool = False
     expand: bool = False
+    hops: int = 0  # pseudo-relevance-feedback rounds (seed 002 semantic_hops), each from the new top
     pool: int = 50
     route: Route = GENERAL
 
@@ -106,6 +107,10 @@ class Ranker:
             keep = "dense" if self._settings.fusion == "dense" and "dense" in rankings else "sparse"
             weights = {keep: 1.0}
         base = ranking.rrf_fuse(rankings, weights, self._settings.rrf_k)
+        seeds: set[str] = set()  # each hop starts from hits no earlier hop started from
+        hops = plan.hops if self._settings.prf_docs and self._settings.fusion == "rrf" else 0
+        for hop in range(hops):
+            base = self._feedback_round(query, found, rankings, weights, base, flt, plan, hop + 1, seeds)
         if plan.expand:
             self._expand(found, flt)
         # RRF over truncated lists: a memory in none of them (reached by graph expansion) has base 0.
@@ -129,6 +134,7 @@ class Ranker:
             neighbours = [known_base[n] for n in graph.neighbours.get(rec.id, ()) if n in known_base]
             components: dict[str, float | None] = {
                 "base": bases.get(rec.id),
+                "semantic_boost": cand.similarity,
                 "recency": ranking.recency(age, exempt=ranking.is_accepted_adr(rec.type, rec.metadata)),
                 "kind_bonus": ranking.kind_bonus(rec.type, route.preferred_kinds),
                 "scope": ranking.scope_proximity(
@@ -144,6 +150,46 @@ class Ranker:
             cand.matches = ranking.matched_terms(query, rec.embedding_text()) if query else []
             coverage = len(cand.matches) / max(len(ranking.terms(query or "")), 1)
             cand.confidence = ranking.confidence(cand.similarity, coverage, bases.get(rec.id) or 0.0)
+
+    def _feedback_round(
+        self,
+        query: str,
+        found: dict[str, Candidate],
+        rankings: dict[str, list[str]],
+        weights: dict[str, float],
+        base: dict[str, float],
+        flt: PayloadFilter,
+        plan: Plan,
+        hop: int,
+        seeds: set[str],
+    ) -> dict[str, float]:
+        """One similarity hop (seed 002 ``semantic_hops``): search again from the best first-round hits.
+
+        Pseudo-relevance feedback: the query plus the top hits' distinctive terms (lexical) and the
+        query plus the best hit's text (dense) find memories that answer the question in words the
+        question does not use. The new lists join the fusion at ``prf_weight``.
+        """
+        fresh = [i for i in sorted(base, key=lambda i: (-base[i], i)) if i not in seeds]
+        top = fresh[: self._settings.prf_docs]
+        if not top:
+            return base
+        seeds.update(top)
+        texts = [found[i].record.embedding_text() for i in top]
+        extra = ranking.expansion_terms(query, texts, self._settings.prf_terms)
+        vectors = self._stores.vectors
+        if extra and plan.sparse:
+            encoded = self._stores.sparse.encode_query(f"{query} {' '.join(extra)}")
+            rankings[f"sparse_hop{hop}"] = self._collect(
+                found, vectors.search_sparse(MEMORIES, encoded, plan.pool, flt), "hop"
+            )
+            weights[f"sparse_hop{hop}"] = weights.get("sparse", 1.0) * self._settings.prf_weight
+        if plan.dense and texts:
+            vector = self._stores.embedder.embed_query(f"{query} {texts[0]}")
+            rankings[f"dense_hop{hop}"] = self._collect(
+                found, vectors.search_dense(MEMORIES, vector, plan.pool, flt), "hop"
+            )
+            weights[f"dense_hop{hop}"] = weights.get("dense", 1.0) * self._settings.prf_weight
+        return ranking.rrf_fuse(rankings, weights, self._settings.rrf_k)
 
     def _collect(self, found: dict[str, Candidate], hits: list[ScoredPoint], source: str) -> list[str]:
         top = max((h.score for h in hits), default=0.0)

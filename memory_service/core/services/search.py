@@ -17,7 +17,7 @@ from typing import Any
 from memory_service.core.errors import ValidationError
 from memory_service.core.models import MemoryStatus, MemoryType
 from memory_service.core.ports import PayloadFilter
-from memory_service.core.routing import route_for
+from memory_service.core.routing import AMBIENT, route_for
 from memory_service.core.schemas import MemorySearchInput, MemorySearchOutput, SearchResult
 from memory_service.core.services.ranker import Candidate, Plan, Ranker
 from memory_service.core.services.suggest import suggestions_for
@@ -47,8 +47,10 @@ class SearchService:
                 out.cached = True
                 out.query_time_ms = round((time.perf_counter() - started) * 1000)
                 return out
-        plan, warnings, model_status = self.plan(query, req.mode, req.limit)
+        plan, warnings, model_status = self.plan(query, req.mode, req.limit, req.semantic_hops, req.read)
         ranked = self._ranker.rank(query, flt, plan)
+        if req.read == "ambient":
+            ranked = diversify(ranked, req.limit)
         lexical = not plan.dense
         results = [_result(c, lexical) for c in ranked if _similarity(c, lexical) >= req.min_similarity][
             : req.limit
@@ -63,7 +65,9 @@ class SearchService:
             warnings=warnings,
             mode=req.mode,
             route=plan.route.name,
-            suggestions=suggestions_for(req, ranked, good, self._stores) if good < 3 else [],
+            suggestions=suggestions_for(req, ranked, good, self._stores)
+            if good < 3 and req.read == "targeted"
+            else [],
         )
         if cache_key is not None:
             self._stores.cache.set(
@@ -72,13 +76,17 @@ class SearchService:
         out.query_time_ms = round((time.perf_counter() - started) * 1000)
         return out
 
-    def plan(self, query: str, mode: str, limit: int) -> tuple[Plan, list[str], str]:
+    def plan(
+        self, query: str, mode: str, limit: int, hops: int | None = None, read: str = "targeted"
+    ) -> tuple[Plan, list[str], str]:
         """Sources for a mode, and the lexical-fallback warning when the model is not loaded."""
         settings = self._ranker.settings
         pool = max(limit * settings.candidate_factor, settings.min_candidates)
-        route = route_for(query)
+        route = AMBIENT if read == "ambient" else route_for(query)
+        expand = read == "ambient"
         if mode == "fast":
-            return Plan(dense=False, sparse=True, pool=pool, route=route), [], "not used (fast mode)"
+            fast = Plan(dense=False, pool=pool, route=route, hops=hops or 0, expand=expand)
+            return fast, [], "not used (fast mode)"
         warnings: list[str] = []
         dense, model_status = True, "ready"
         if not self._ranker.model_ready():
@@ -93,7 +101,12 @@ class SearchService:
                 warnings,
                 model_status,
             )
-        return Plan(dense=dense, pool=pool, route=route), warnings, model_status
+        auto_hops = settings.auto_hops if hops is None else hops
+        return (
+            Plan(dense=dense, hops=auto_hops, pool=pool, route=route, expand=expand),
+            warnings,
+            model_status,
+        )
 
     def _cache_key(self, req: MemorySearchInput) -> str:
         """The request plus the audit-log length: every mutation appends to it, so writes invalidate."""
@@ -139,6 +152,22 @@ def search_filter(
     return PayloadFilter(
         equals={"status": MemoryStatus.ACTIVE.value}, any_of=any_of, ranges=ranges, not_equals=not_equals
     )
+
+
+def diversify(ranked: list[Candidate], limit: int) -> list[Candidate]:
+    """Ambient packs mix kinds: at most a third of the pack (2 at least) from one kind, order kept;
+    the rest follow, so nothing is lost when one kind is all there is."""
+    cap = max(2, -(-limit // 3))
+    taken: dict[str, int] = {}
+    first, rest = [], []
+    for cand in ranked:
+        kind = cand.record.type
+        if taken.get(kind, 0) < cap:
+            taken[kind] = taken.get(kind, 0) + 1
+            first.append(cand)
+        else:
+            rest.append(cand)
+    return first + rest
 
 
 def _similarity(cand: Candidate, lexical: bool) -> float:
