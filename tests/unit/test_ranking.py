@@ -125,3 +125,23 @@ def test_expansion_terms_prefers_terms_shared_by_more_hits() -> None:
     texts = ["Caroline adopted a dog named Rex", "Rex the dog loves the beach", "beach trip with Rex"]
     assert ranking.expansion_terms("what dog did caroline adopt", texts, 3) == ["rex", "beach", "adopted"]
     assert ranking.expansion_terms("anything", [], 5) == []
+
+
+def test_ambient_packs_cap_each_kind_but_keep_everything() -> None:
+    from datetime import UTC, datetime
+
+    from memory_service.core.models import MemoryRecord
+    from memory_service.core.services.ranker import Candidate
+    from memory_service.core.services.search import diversify
+
+    now = datetime.now(UTC)
+
+    def cand(i: int, kind: str) -> Candidate:
+        record = MemoryRecord(
+            id=str(i), type=kind, content=str(i), content_hash="h", created_at=now, updated_at=now
+        )
+        return Candidate(record=record)
+
+    ranked = [cand(0, "session"), cand(1, "session"), cand(2, "session"), cand(3, "fact"), cand(4, "session")]
+    out = diversify(ranked, limit=4)
+    assert [c.record.id for c in out] == ["0", "1", "3", "2", "4"]

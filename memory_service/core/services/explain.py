@@ -65,11 +65,13 @@ class ExplainService:
         by_id = {c.record.id: c for c in ranked}
         looked_up, missing = self._lookup(ids, by_id, req.project, errors, query)
         wanted = set(ids)
-        items = [self._item(c, "query+id_lookup" if c.record.id in wanted else "query", rank_of, req, query)
-                 for c in top]  # fmt: skip
-        items += [
-            self._item(c, "id_lookup", rank_of, req, query) for c in looked_up if c.record.id not in rank_of
+        extra = [c for c in looked_up if c.record.id not in rank_of]
+        self._ranker.annotate(query, [*top, *extra])
+        items = [
+            self._item(c, "query+id_lookup" if c.record.id in wanted else "query", rank_of, req, query)
+            for c in top
         ]
+        items += [self._item(c, "id_lookup", rank_of, req, query) for c in extra]
         return MemoryExplainOutput(
             items=items,
             missing_ids=missing,

@@ -122,7 +122,7 @@ class Ranker:
     def score_candidates(
         self, query: str | None, candidates: Sequence[Candidate], bases: dict[str, float | None], route: Route
     ) -> None:
-        """Fill ``score``, ``matches`` and ``confidence`` of each candidate (no I/O but graph + audit)."""
+        """Fill ``score`` of each candidate (reads the graph and the audit log, one batch each)."""
         ids = [c.record.id for c in candidates]
         graph = self._signals.load(ids)
         votes = utility_votes(self._stores.audit, ids)
@@ -147,9 +147,16 @@ class Ranker:
                 "graph": None if graph.in_degree is None else ranking.graph_proximity(neighbours),
             }
             cand.score = ranking.score(components, self._settings.resolved_weights())
-            cand.matches = ranking.matched_terms(query, rec.embedding_text()) if query else []
-            coverage = len(cand.matches) / max(len(ranking.terms(query or "")), 1)
-            cand.confidence = ranking.confidence(cand.similarity, coverage, bases.get(rec.id) or 0.0)
+
+    @staticmethod
+    def annotate(query: str | None, candidates: Sequence[Candidate]) -> None:
+        """Fill ``matches`` and ``confidence`` of the candidates a caller returns (not the whole pool:
+        term matching every candidate would cost more than the search)."""
+        asked = max(len(ranking.terms(query or "")), 1)
+        for cand in candidates:
+            cand.matches = ranking.matched_terms(query, cand.record.embedding_text()) if query else []
+            base = (cand.score.components.get("base") if cand.score else None) or 0.0
+            cand.confidence = ranking.confidence(cand.similarity, len(cand.matches) / asked, base)
 
     def _feedback_round(
         self,
@@ -177,16 +184,18 @@ class Ranker:
         texts = [found[i].record.embedding_text() for i in top]
         extra = ranking.expansion_terms(query, texts, self._settings.prf_terms)
         vectors = self._stores.vectors
+        # Hop lists only re-order the head: a shorter list halves their payload cost.
+        hop_pool = max(plan.pool // 2, 10)
         if extra and plan.sparse:
             encoded = self._stores.sparse.encode_query(f"{query} {' '.join(extra)}")
             rankings[f"sparse_hop{hop}"] = self._collect(
-                found, vectors.search_sparse(MEMORIES, encoded, plan.pool, flt), "hop"
+                found, vectors.search_sparse(MEMORIES, encoded, hop_pool, flt), "hop"
             )
             weights[f"sparse_hop{hop}"] = weights.get("sparse", 1.0) * self._settings.prf_weight
         if plan.dense and texts:
             vector = self._stores.embedder.embed_query(f"{query} {texts[0]}")
             rankings[f"dense_hop{hop}"] = self._collect(
-                found, vectors.search_dense(MEMORIES, vector, plan.pool, flt), "hop"
+                found, vectors.search_dense(MEMORIES, vector, hop_pool, flt), "hop"
             )
             weights[f"dense_hop{hop}"] = weights.get("dense", 1.0) * self._settings.prf_weight
         return ranking.rrf_fuse(rankings, weights, self._settings.rrf_k)

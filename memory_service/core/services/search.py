@@ -52,9 +52,9 @@ class SearchService:
         if req.read == "ambient":
             ranked = diversify(ranked, req.limit)
         lexical = not plan.dense
-        results = [_result(c, lexical) for c in ranked if _similarity(c, lexical) >= req.min_similarity][
-            : req.limit
-        ]
+        kept = [c for c in ranked if _similarity(c, lexical) >= req.min_similarity][: req.limit]
+        self._ranker.annotate(query, kept)
+        results = [_result(c, lexical) for c in kept]
         good = sum(1 for r in results if (r.confidence or 0) >= self._ranker.settings.good_confidence)
         out = MemorySearchOutput(
             results=results,
@@ -96,8 +96,9 @@ class SearchService:
                 f"embedding model unavailable ({model_status}); results come from lexical (BM25) search only"
             )
         if mode == "deep":
+            deep_hops = settings.deep_hops if hops is None else hops
             return (
-                Plan(dense=dense, fuzzy=True, expand=True, pool=pool * 2, route=route),
+                Plan(dense=dense, fuzzy=True, expand=True, hops=deep_hops, pool=pool * 2, route=route),
                 warnings,
                 model_status,
             )
