@@ -14,7 +14,6 @@ import logging
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +73,7 @@ class CodeIndexer:
             )
         stats: dict[str, Any] = defaultdict(float)
         with self._lock:
-            parsed = self._parse_changed([(path, language)], force=req.force, stats=stats)
+            fi = self._parse_one(path, language, force=req.force, stats=stats)
             if stats.get("failures"):
                 failure = stats["failures"][0]["error"]
                 raise ValidationError(
@@ -83,7 +82,7 @@ class CodeIndexer:
                     details={"field": "file_path", "provided": req.file_path, "reason": failure},
                     suggestion="Check that the file is readable source code; other files are not affected.",
                 )
-            if not parsed:
+            if fi is None:
                 return IndexFileOutput(
                     status="skipped",
                     functions=0,
@@ -93,9 +92,8 @@ class CodeIndexer:
                     language=language,
                     message="Unchanged since it was last indexed (same content hash); force=true re-indexes.",
                 )
-            self._store(parsed, stats)
+            self._store([fi], stats)
             linked = self._link({key}, stats)
-        fi = parsed[0]
         functions = sum(1 for u in fi.units if cr.collection_of(u) == cr.FUNCTIONS)
         contains = sum(1 for r in fi.relations if r.type.value in ("CONTAINS", "IMPORTS"))
         return IndexFileOutput(
@@ -131,20 +129,23 @@ class CodeIndexer:
         stats["walk_seconds"] = time.perf_counter() - started
         with self._lock:
             seen: set[str] = set()
+            changed: set[str] = set()
             batch: list[FileIndex] = []
+            batch_units = 0
             for i, (path, language) in enumerate(todo):
                 seen.add(self._paths.key(path))
-                batch.extend(self._parse_changed([(path, language)], force=force, stats=stats))
-                if sum(len(f.units) for f in batch) >= self._batch_units:
+                fi = self._parse_one(path, language, force=force, stats=stats)
+                if fi is not None:
+                    batch.append(fi)
+                    changed.add(fi.path)
+                    batch_units += len(fi.units)
+                if batch_units >= self._batch_units:
                     self._store(batch, stats)
-                    stats["files_indexed"] += len(batch)
-                    batch = []
+                    batch, batch_units = [], 0
                 ctx.progress(i + 1, len(todo) + 1, "indexing")
             self._store(batch, stats)
-            stats["files_indexed"] += len(batch)
             removed = self._remove_missing(directory, seen) if remove_missing else 0
             ctx.progress(len(todo), len(todo) + 1, "linking")
-            changed = set(stats.pop("_changed_keys", set()))
             self._link(changed, stats, removed=removed > 0)
         stats.update(
             files_seen=len(todo),
@@ -152,43 +153,46 @@ class CodeIndexer:
             skipped_by_reason=dict(skipped),
             total_seconds=round(time.perf_counter() - started, 3),
         )
-        for key in ("files_indexed", "files_unchanged", "files_failed", "units", "lines"):
+        for key in (
+            "files_indexed",
+            "files_unchanged",
+            "files_failed",
+            "files_with_parse_errors",
+            "units",
+            "lines",
+        ):
             stats[key] = int(stats.get(key, 0))
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in stats.items()}
 
     # ------------------------------------------------------------------ steps
 
-    def _parse_changed(
-        self, files: Iterable[tuple[Path, str]], *, force: bool, stats: dict[str, Any]
-    ) -> list[FileIndex]:
-        out = []
-        for path, language in files:
-            key = self._paths.key(path)
-            try:
-                raw = path.read_bytes()
-            except OSError as exc:
-                self._failure(stats, key, f"unreadable: {exc}")
-                continue
-            digest = hashlib.sha256(raw).hexdigest()
-            known = self._project().get(key)
-            if not force and known is not None and known.content_hash == digest:
-                stats["files_unchanged"] += 1
-                continue
-            t0 = time.perf_counter()
-            try:
-                fi = parse_source(raw, language, key)
-            except Exception as exc:  # a grammar crash on odd input must not stop the job
-                logger.exception("parse failed for %s", key)
-                self._failure(stats, key, f"parse failed: {type(exc).__name__}: {exc}")
-                continue
-            stats["parse_seconds"] += time.perf_counter() - t0
-            if fi.parse_errors:
-                stats["files_with_parse_errors"] += 1
-            stats["units"] += len(fi.units)
-            stats["lines"] += fi.line_count
-            stats.setdefault("_changed_keys", set()).add(key)
-            out.append(fi)
-        return out
+    def _parse_one(
+        self, path: Path, language: str, *, force: bool, stats: dict[str, Any]
+    ) -> FileIndex | None:
+        """The file's parse, or None when it is unchanged (same content hash) or could not be read."""
+        key = self._paths.key(path)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            self._failure(stats, key, f"unreadable: {exc}")
+            return None
+        known = self._project().get(key)
+        if not force and known is not None and known.content_hash == hashlib.sha256(raw).hexdigest():
+            stats["files_unchanged"] += 1
+            return None
+        t0 = time.perf_counter()
+        try:
+            fi = parse_source(raw, language, key)
+        except Exception as exc:  # a grammar crash on odd input must not stop the job
+            logger.exception("parse failed for %s", key)
+            self._failure(stats, key, f"parse failed: {type(exc).__name__}: {exc}")
+            return None
+        stats["parse_seconds"] += time.perf_counter() - t0
+        if fi.parse_errors:
+            stats["files_with_parse_errors"] += 1
+        stats["units"] += len(fi.units)
+        stats["lines"] += fi.line_count
+        return fi
 
     def _failure(self, stats: dict[str, Any], key: str, reason: str) -> None:
         stats["files_failed"] += 1
@@ -249,6 +253,7 @@ class CodeIndexer:
         )
         for fi in files:
             project[fi.path] = fi
+        stats["files_indexed"] += len(files)
         stats["store_seconds"] += time.perf_counter() - t0
 
     def _embed(self, texts: list[str]) -> list[list[float]] | None:
