@@ -23,7 +23,7 @@ MEMORY_LABEL = "Memory"
 GRAPH_SYNC_TOPIC = "graph_sync"
 
 # Payload fields with an index: what filters and facets use.
-KEYWORD_FIELDS = ("type", "status", "project", "branch", "content_hash")
+KEYWORD_FIELDS = ("type", "status", "project", "branch", "content_hash", "superseded")
 FLOAT_FIELDS = ("created_at_ts", "updated_at_ts")
 
 
@@ -36,6 +36,7 @@ def memories_collection(dim: int) -> CollectionSpec:
 def to_payload(record: MemoryRecord) -> dict[str, Any]:
     """The record as JSON, plus flat copies of the fields that filters use."""
     payload = record.model_dump(mode="json")
+    payload["superseded"] = "true" if record.metadata.get("superseded") else "false"
     payload["project"] = record.scope.project
     payload["branch"] = record.scope.branch
     payload["created_at_ts"] = record.created_at.timestamp()

@@ -149,7 +149,9 @@ def search_filter(
         start = time_range.start.timestamp() if time_range.start else None
         end = time_range.end.timestamp() if time_range.end else None
         ranges["created_at_ts"] = (start, end)
-    not_equals = {} if include_superseded else {"metadata.superseded": True}
+    # A flat, indexed copy of metadata.superseded (records.to_payload): a condition on an
+    # unindexed nested field made every filtered vector search load payloads (~20x slower).
+    not_equals = {} if include_superseded else {"superseded": "true"}
     return PayloadFilter(
         equals={"status": MemoryStatus.ACTIVE.value}, any_of=any_of, ranges=ranges, not_equals=not_equals
     )
