@@ -13,7 +13,6 @@ after the full run would be unfairly fast: each run gets its own data directory.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -28,6 +27,7 @@ from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import call
 from indexer import iter_source_files
 from memory_service.server import build_server
 from memory_service.settings import EmbeddingSettings, Settings
@@ -41,14 +41,6 @@ def default_path() -> Path | None:
     except ImportError:
         return None
     return Path(django.__file__).parent
-
-
-async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    data = json.loads(result.content[0].text)  # type: ignore[union-attr]
-    if result.is_error:
-        raise RuntimeError(f"{tool}: {data}")
-    return data
 
 
 def subset(src: Path, dest: Path, max_lines: int) -> int:

@@ -13,7 +13,6 @@ search call with precomputed query vectors, after the HNSW index is built. Print
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -28,6 +27,7 @@ from mcp import Client, StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import call
 from bench.corpus import memories, queries
 from memory_service.app import open_services
 from memory_service.core.ports import PayloadFilter
@@ -80,14 +80,6 @@ def server_rss_mb(transport: str) -> float:
         return me.memory_info().rss / 1e6
     kids = [p for p in me.children(recursive=True) if "memory_service" in " ".join(p.cmdline())]
     return sum(p.memory_info().rss for p in kids) / 1e6
-
-
-async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    data = json.loads(result.content[0].text)  # type: ignore[union-attr]
-    if result.is_error:
-        raise RuntimeError(f"{tool} failed: {data}")
-    return data
 
 
 async def ingest_and_search(
