@@ -203,6 +203,13 @@ class MemorySearchInput(_Input):
         description="targeted: a mid-task lookup; ambient: a session-start pack that favours "
         "preferences, facts and decisions, adds linked memories and mixes kinds",
     )
+    token_budget: int | None = Field(
+        default=None,
+        ge=100,
+        le=50_000,
+        description="Pack results in rank order up to about this many tokens (4 characters each); "
+        "ambient reads default to 2000",
+    )
 
 
 class SearchResult(_Output):
@@ -225,6 +232,7 @@ class Suggestion(_Output):
 
 
 class MemorySearchOutput(_Output):
+    pack_tokens: int | None = Field(default=None, description="Estimated tokens of the results when packed")
     results: list[SearchResult]
     total: int
     query_time_ms: int

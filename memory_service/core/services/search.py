@@ -53,6 +53,12 @@ class SearchService:
             ranked = diversify(ranked, req.limit)
         lexical = not plan.dense
         kept = [c for c in ranked if _similarity(c, lexical) >= req.min_similarity][: req.limit]
+        budget = req.token_budget or (AMBIENT_TOKEN_BUDGET if req.read == "ambient" else None)
+        pack_tokens = None
+        if budget is not None:
+            kept, pack_tokens, dropped = pack(kept, budget)
+            if dropped:
+                warnings.append(f"{dropped} results left out to stay within a {budget}-token budget")
         self._ranker.annotate(query, kept)
         results = [_result(c, lexical) for c in kept]
         good = sum(1 for r in results if (r.confidence or 0) >= self._ranker.settings.good_confidence)
@@ -65,6 +71,7 @@ class SearchService:
             warnings=warnings,
             mode=req.mode,
             route=plan.route.name,
+            pack_tokens=pack_tokens,
             suggestions=suggestions_for(req, ranked, good, self._stores)
             if good < 3 and req.read == "targeted"
             else [],
@@ -116,6 +123,9 @@ class SearchService:
         return hashlib.sha256(raw.encode()).hexdigest()
 
 
+AMBIENT_TOKEN_BUDGET = 2000
+
+
 def check_query(text: str) -> str:
     query = text.strip()
     if not query:
@@ -155,6 +165,28 @@ def search_filter(
     return PayloadFilter(
         equals={"status": MemoryStatus.ACTIVE.value}, any_of=any_of, ranges=ranges, not_equals=not_equals
     )
+
+
+def estimate_tokens(cand: Candidate) -> int:
+    """About 4 characters a token for the text an agent reads, plus a fixed cost for the fields."""
+    record = cand.record
+    return -(-(len(record.content) + len(record.title or "")) // 4) + 40
+
+
+def pack(ranked: list[Candidate], budget: int) -> tuple[list[Candidate], int, int]:
+    """Take results in rank order while they fit the budget (seed 002's ambient pack).
+
+    A result too large for what is left is skipped and smaller later ones may still fit.
+    Returns (kept, tokens used, how many were left out).
+    """
+    kept: list[Candidate] = []
+    used = 0
+    for cand in ranked:
+        cost = estimate_tokens(cand)
+        if used + cost <= budget:
+            kept.append(cand)
+            used += cost
+    return kept, used, len(ranked) - len(kept)
 
 
 def diversify(ranked: list[Candidate], limit: int) -> list[Candidate]:
