@@ -42,7 +42,7 @@ def build_server(settings: Settings | None = None) -> MCPServer[Any]:
         return holder["services"]
 
     budget = int(settings.server.max_response_tokens * settings.server.chars_per_token)
-    tools = [build_tool(spec, services, lambda: budget) for spec in ALL_TOOLS]
+    tools = [build_tool(spec, services, budget) for spec in ALL_TOOLS]
     return MCPServer(
         settings.server.name,
         instructions=INSTRUCTIONS,

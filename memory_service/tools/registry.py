@@ -12,7 +12,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -57,7 +57,6 @@ class ToolSpec:
     # An async continuation on the event loop (e.g. wait for a job while sending progress).
     after: Callable[[Any, Any, BaseModel, Context], Awaitable[BaseModel]] | None = None
     title: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def input_schema(self) -> dict[str, Any]:
         return model_schema(self.schema_model)
@@ -75,7 +74,7 @@ class _RawArguments(ArgModelBase):
         return {"arguments": dict(self.model_extra or {})}
 
 
-def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: Callable[[], int]) -> Tool:
+def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> Tool:
     """An SDK Tool whose schema is ours and whose body validates, runs and shapes the result."""
     schema = spec.input_schema()
     request_model = spec.request_model or spec.schema_model
@@ -86,7 +85,7 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: Callable[
             output = await anyio.to_thread.run_sync(spec.handler, services(), request)
             if spec.after is not None:
                 output = await spec.after(services(), request, output, ctx)
-            payload, _ = fit_to_budget(output.model_dump(mode="json"), max_chars())
+            payload, _ = fit_to_budget(output.model_dump(mode="json"), max_chars)
             return _result(payload, is_error=False)
         except MemoryServiceError as exc:
             logger.info("tool %s refused: %s %s", spec.name, exc.code, exc.message)
