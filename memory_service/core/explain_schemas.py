@@ -9,18 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from memory_service.core.schema_base import ToolInput, ToolOutput
 
 
-class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class _Output(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class MemoryExplainInput(_Input):
+class MemoryExplainInput(ToolInput):
     query: str | None = Field(default=None, max_length=10_000, description="Explain how this query ranks")
     ids: list[str] | None = Field(
         default=None,
@@ -33,24 +27,24 @@ class MemoryExplainInput(_Input):
     limit: int = Field(default=10, ge=1, le=100, description="Query-derived items only (not explicit ids)")
 
 
-class Retrieval(_Output):
+class Retrieval(ToolOutput):
     source: Literal["query", "id_lookup", "query+id_lookup"]
     rank: int | None = Field(description="Position among the query's results; null for id lookups alone")
 
 
-class ScoreView(_Output):
+class ScoreView(ToolOutput):
     total: float | None
     components: dict[str, float | None] = Field(
         description="base, recency, kind_bonus, scope, citations, utility, graph: null when not derivable"
     )
 
 
-class Matches(_Output):
+class Matches(ToolOutput):
     query_terms: list[str] = Field(default_factory=list)
     project_match: bool
 
 
-class PackContext(_Output):
+class PackContext(ToolOutput):
     """Where the item would sit in a context pack built from this request, and what it would cost."""
 
     in_pack: bool
@@ -60,7 +54,7 @@ class PackContext(_Output):
     relationships: list[dict[str, Any]]
 
 
-class ExplainItem(_Output):
+class ExplainItem(ToolOutput):
     id: str
     kind: str
     title: str | None
@@ -72,13 +66,13 @@ class ExplainItem(_Output):
     pack_context: PackContext | None = None
 
 
-class ExplainError(_Output):
+class ExplainError(ToolOutput):
     code: Literal["INVALID_ARGUMENT", "NOT_FOUND", "PROJECT_MISMATCH"]
     message: str
     field: str | None = None
 
 
-class ExplainMetadata(_Output):
+class ExplainMetadata(ToolOutput):
     query: str | None
     project: str | None
     requested_ids_count: int
@@ -86,7 +80,7 @@ class ExplainMetadata(_Output):
     include_pack_context: bool
 
 
-class MemoryExplainOutput(_Output):
+class MemoryExplainOutput(ToolOutput):
     items: list[ExplainItem] = Field(default_factory=list)
     missing_ids: list[str] = Field(default_factory=list)
     errors: list[ExplainError] = Field(default_factory=list)

@@ -9,22 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from memory_service.core.schemas import UUID_FORMAT
+from memory_service.core.schema_base import UUID_FORMAT, ToolInput, ToolOutput
 
 Mode = Literal["dry_run", "commit"]
 
 
-class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class _Output(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class MemoryFeedbackInput(_Input):
+class MemoryFeedbackInput(ToolInput):
     memory_id: str = Field(json_schema_extra=UUID_FORMAT, description="The memory being rated")
     problem_id: str = Field(
         json_schema_extra=UUID_FORMAT, description="The 'problem' memory in whose context it helped (or not)"
@@ -35,7 +27,7 @@ class MemoryFeedbackInput(_Input):
     mode: Mode = "commit"
 
 
-class MemoryFeedbackOutput(_Output):
+class MemoryFeedbackOutput(ToolOutput):
     status: Literal["recorded", "dry_run"]
     memory_id: str
     problem_id: str
@@ -44,12 +36,12 @@ class MemoryFeedbackOutput(_Output):
     mean_vote: float = Field(description="Mean of those votes: the ranking's utility component")
 
 
-class NewMemory(_Input):
+class NewMemory(ToolInput):
     content: str = Field(min_length=1, max_length=100_000)
     metadata: dict[str, Any] | None = None
 
 
-class MemorySupersedeInput(_Input):
+class MemorySupersedeInput(ToolInput):
     old_fact_id: str = Field(json_schema_extra=UUID_FORMAT, description="The fact that no longer holds")
     new_fact: NewMemory | None = Field(default=None, description="The replacement fact, written now")
     new_fact_id: str | None = Field(
@@ -72,13 +64,13 @@ class MemorySupersedeInput(_Input):
         return self
 
 
-class PlannedEdge(_Output):
+class PlannedEdge(ToolOutput):
     type: str
     source_id: str
     target_id: str
 
 
-class MemorySupersedeOutput(_Output):
+class MemorySupersedeOutput(ToolOutput):
     status: Literal["committed", "dry_run"]
     old_fact_id: str
     new_fact_id: str | None = Field(description="null in a dry run that would write the fact")

@@ -4,36 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.json_schema import JsonDict
+from pydantic import Field
 
-UUID: JsonDict = {"format": "uuid"}
-DATE_TIME: JsonDict = {"format": "date-time"}
+from memory_service.core.schema_base import DATETIME_FORMAT, UUID_FORMAT, ToolInput, ToolOutput, enum_of
+
 WAIT = (
     "Wait for the job to finish before answering (default false: answer at once with the job id). "
     "MCP progress notifications are sent while waiting when the request carries a progressToken."
 )
 
 
-class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class _Output(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-def _enum(*values: str) -> JsonDict:
-    return {"enum": list(values)}
-
-
-class IndexFileInput(_Input):
+class IndexFileInput(ToolInput):
     file_path: str = Field(min_length=1)
     force: bool = False
 
 
-class IndexFileOutput(_Output):
-    status: str = Field(json_schema_extra=_enum("indexed", "skipped", "unsupported"))
+class IndexFileOutput(ToolOutput):
+    status: str = Field(json_schema_extra=enum_of("indexed", "skipped", "unsupported"))
     functions: int
     classes: int
     relationships: int
@@ -43,26 +30,26 @@ class IndexFileOutput(_Output):
     message: str | None = None
 
 
-class IndexDirectoryInput(_Input):
+class IndexDirectoryInput(ToolInput):
     directory_path: str = Field(min_length=1)
     filters: list[str] | None = Field(default=None, description="Glob patterns to include")
     exclude: list[str] | None = Field(default=None, description="Glob patterns to exclude")
     wait: bool = Field(default=False, description=WAIT)
 
 
-class JobStarted(_Output):
-    job_id: str = Field(json_schema_extra=UUID)
-    status: str = Field(json_schema_extra=_enum("started"))
+class JobStarted(ToolOutput):
+    job_id: str = Field(json_schema_extra=UUID_FORMAT)
+    status: str = Field(json_schema_extra=enum_of("started"))
     job: dict[str, Any] | None = Field(default=None, description="The finished job's state when wait=true")
 
 
-class IndexStatusInput(_Input):
+class IndexStatusInput(ToolInput):
     job_id: str | None = Field(
-        default=None, description="Optional: specific job status", json_schema_extra=UUID
+        default=None, description="Optional: specific job status", json_schema_extra=UUID_FORMAT
     )
 
 
-class JobView(_Output):
+class JobView(ToolOutput):
     job_id: str
     status: str
     progress: int
@@ -74,33 +61,33 @@ class JobView(_Output):
     finished_at: str | None = None
 
 
-class IndexTotals(_Output):
+class IndexTotals(ToolOutput):
     total_files: int
     total_functions: int
     total_classes: int
-    last_indexed: str | None = Field(default=None, json_schema_extra=DATE_TIME)
+    last_indexed: str | None = Field(default=None, json_schema_extra=DATETIME_FORMAT)
     languages: dict[str, int] = Field(default_factory=dict)
 
 
-class IndexStatusOutput(_Output):
+class IndexStatusOutput(ToolOutput):
     job: JobView | None = None
     index: IndexTotals
     recent_jobs: list[JobView] = Field(default_factory=list)
 
 
-class ReindexInput(_Input):
-    scope: str = Field(default="changed", json_schema_extra=_enum("full", "changed"))
+class ReindexInput(ToolInput):
+    scope: str = Field(default="changed", json_schema_extra=enum_of("full", "changed"))
     directory_path: str | None = None
     wait: bool = Field(default=False, description=WAIT)
 
 
-class CodeSearchInput(_Input):
+class CodeSearchInput(ToolInput):
     query: str = Field(min_length=1, description="Code snippet or natural language description")
     language: str | None = None
     limit: int = Field(default=10, ge=1, le=50)
 
 
-class CodeHit(_Output):
+class CodeHit(ToolOutput):
     function_id: str
     name: str
     signature: str
@@ -115,7 +102,7 @@ class CodeHit(_Output):
     relevance_score: float | None = None
 
 
-class CodeSearchOutput(_Output):
+class CodeSearchOutput(ToolOutput):
     results: list[CodeHit]
     total: int = 0
     query_time_ms: int = 0
@@ -125,14 +112,14 @@ class CodeSearchOutput(_Output):
     warnings: list[str] = Field(default_factory=list)
 
 
-class FindDuplicatesInput(_Input):
+class FindDuplicatesInput(ToolInput):
     code: str = Field(min_length=1, description="Function signature or code")
     language: str | None = None
     threshold: float = Field(default=0.85, ge=0.7, le=0.95)
     limit: int = Field(default=5, ge=1, le=20)
 
 
-class Duplicate(_Output):
+class Duplicate(ToolOutput):
     function_id: str
     name: str
     signature: str
@@ -140,11 +127,11 @@ class Duplicate(_Output):
     start_line: int
     similarity: float
     recommendation: str
-    match_type: str = Field(default="similar", json_schema_extra=_enum("exact", "renamed", "similar"))
+    match_type: str = Field(default="similar", json_schema_extra=enum_of("exact", "renamed", "similar"))
     end_line: int | None = None
 
 
-class FindDuplicatesOutput(_Output):
+class FindDuplicatesOutput(ToolOutput):
     duplicates: list[Duplicate]
     has_duplicates: bool
     analysed_units: list[str] = Field(default_factory=list)

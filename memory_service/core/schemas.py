@@ -11,40 +11,27 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic.json_schema import JsonDict
 
 from memory_service.core.models import MemoryType, SeedMemoryType
+from memory_service.core.schema_base import DATETIME_FORMAT, UUID_FORMAT, ToolInput, ToolOutput, enum_of
 
-UUID_FORMAT: JsonDict = {"format": "uuid"}
-DATETIME_FORMAT: JsonDict = {"format": "date-time"}
 UUID_ITEMS: JsonDict = {"items": {"type": "string", "format": "uuid"}}
 
 
 SearchMode = Literal["auto", "fast", "deep"]
 
 
-def _enum(*values: str) -> JsonDict:
-    return {"enum": list(values)}
-
-
-class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class _Output(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
 # --------------------------------------------------------------------------- memory_add
 
 
-class RelationshipInput(_Input):
+class RelationshipInput(ToolInput):
     type: str = Field(min_length=1, max_length=64)
     target_id: str = Field(json_schema_extra=UUID_FORMAT)
 
 
-class MemoryAddSchema(_Input):
+class MemoryAddSchema(ToolInput):
     """The published memory_add input, seed-exact: the ``type`` enum lists seed 001's eight."""
 
     type: SeedMemoryType = Field(
@@ -62,21 +49,21 @@ class MemoryAddInput(MemoryAddSchema):
     type: MemoryType  # type: ignore[assignment]
 
 
-class ConflictItem(_Output):
+class ConflictItem(ToolOutput):
     memory_id: str
     similarity: float
 
 
-class MemoryAddOutput(_Output):
+class MemoryAddOutput(ToolOutput):
     memory_id: str = Field(json_schema_extra=UUID_FORMAT)
-    status: str = Field(json_schema_extra=_enum("created"))
+    status: str = Field(json_schema_extra=enum_of("created"))
     conflicts: list[ConflictItem] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- memory_update
 
 
-class MemoryUpdateInput(_Input):
+class MemoryUpdateInput(ToolInput):
     memory_id: str = Field(json_schema_extra=UUID_FORMAT)
     content: str | None = Field(default=None, min_length=1, max_length=100_000)
     metadata: dict[str, Any] | None = None
@@ -88,31 +75,31 @@ class MemoryUpdateInput(_Input):
         return self
 
 
-class MemoryUpdateOutput(_Output):
+class MemoryUpdateOutput(ToolOutput):
     memory_id: str
-    status: str = Field(json_schema_extra=_enum("updated"))
+    status: str = Field(json_schema_extra=enum_of("updated"))
     updated_fields: list[str]
 
 
 # --------------------------------------------------------------------------- memory_delete / get
 
 
-class MemoryIdInput(_Input):
+class MemoryIdInput(ToolInput):
     memory_id: str = Field(json_schema_extra=UUID_FORMAT)
 
 
-class MemoryDeleteOutput(_Output):
-    status: str = Field(json_schema_extra=_enum("deleted"))
+class MemoryDeleteOutput(ToolOutput):
+    status: str = Field(json_schema_extra=enum_of("deleted"))
     relationships_removed: int
     warnings: list[str] = Field(default_factory=list)
 
 
-class MemoryGetInput(_Input):
+class MemoryGetInput(ToolInput):
     memory_id: str = Field(json_schema_extra=UUID_FORMAT)
     include_relationships: bool = False
 
 
-class MemoryGetOutput(_Output):
+class MemoryGetOutput(ToolOutput):
     memory: dict[str, Any] = Field(description="Full memory object with all fields")
     relationships: list[dict[str, Any]] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
@@ -122,7 +109,7 @@ class MemoryGetOutput(_Output):
 # --------------------------------------------------------------------------- memory_bulk_add
 
 
-class BulkItemSchema(_Input):
+class BulkItemSchema(ToolInput):
     """Published shape of one bulk item; each item is validated on its own (partial success)."""
 
     type: str
@@ -131,24 +118,24 @@ class BulkItemSchema(_Input):
     relationships: list[RelationshipInput] | None = None
 
 
-class MemoryBulkAddInput(_Input):
+class MemoryBulkAddInput(ToolInput):
     memories: list[BulkItemSchema] = Field(max_length=100)
 
 
-class MemoryBulkAddRequest(_Input):
+class MemoryBulkAddRequest(ToolInput):
     """What is validated for the whole call: a list of at most 100 objects."""
 
     memories: list[dict[str, Any]] = Field(max_length=100)
 
 
-class BulkError(_Output):
+class BulkError(ToolOutput):
     index: int
     error: str
     code: str | None = None
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-class MemoryBulkAddOutput(_Output):
+class MemoryBulkAddOutput(ToolOutput):
     created: int
     memory_ids: list[str] = Field(json_schema_extra=UUID_ITEMS)
     errors: list[BulkError] = Field(default_factory=list)
@@ -157,7 +144,7 @@ class MemoryBulkAddOutput(_Output):
 # --------------------------------------------------------------------------- memory_search
 
 
-class TimeRange(_Input):
+class TimeRange(ToolInput):
     start: datetime | None = Field(default=None, json_schema_extra=DATETIME_FORMAT)
     end: datetime | None = Field(default=None, json_schema_extra=DATETIME_FORMAT)
 
@@ -177,7 +164,7 @@ class TimeRange(_Input):
         return self
 
 
-class MemorySearchInput(_Input):
+class MemorySearchInput(ToolInput):
     query: str = Field(min_length=1)
     memory_types: list[str] | None = None
     time_range: TimeRange | None = None
@@ -212,7 +199,7 @@ class MemorySearchInput(_Input):
     )
 
 
-class SearchResult(_Output):
+class SearchResult(ToolOutput):
     memory_id: str
     type: str
     content: str
@@ -225,13 +212,13 @@ class SearchResult(_Output):
     confidence: float | None = Field(default=None, description="0-1: how sure this hit is a match")
 
 
-class Suggestion(_Output):
+class Suggestion(ToolOutput):
     kind: str = Field(description="broaden_types, broaden_time, deep_mode, related_terms or rephrase")
     message: str
     arguments: dict[str, Any] | None = Field(default=None, description="memory_search arguments to try")
 
 
-class MemorySearchOutput(_Output):
+class MemorySearchOutput(ToolOutput):
     pack_tokens: int | None = Field(default=None, description="Estimated tokens of the results when packed")
     results: list[SearchResult]
     total: int
