@@ -6,7 +6,8 @@
 
 Protocol (``../shared/data/README.md``): every turn of a conversation is stored as a ``session``
 memory (``"<speaker>: <text>"``, plus the shared photo's caption when there is one; the dia_id,
-session number and session date go in metadata) with memory_bulk_add-sized batches through
+session number and session date go in metadata, and ``session_id`` makes each LoCoMo session a
+thread, so turns are also indexed with the turns before them) with memory_bulk_add-sized batches through
 MemoryService; every question of categories 1-4 is a memory_search call (limit 10); a question is
 a hit at k when any of its evidence dia_ids is among the top k. Each conversation gets a fresh
 data directory, so questions only see their own conversation.
@@ -60,6 +61,7 @@ def turns(conv: dict[str, Any]) -> list[dict[str, Any]]:
                 text += f" [shares {turn['blip_caption']}]"
             meta = {
                 "dia_id": turn["dia_id"],
+                "session_id": f"session-{number}",  # one thread per LoCoMo session
                 "session": number,
                 "session_date": date,
                 "speaker": turn["speaker"],

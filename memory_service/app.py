@@ -30,6 +30,7 @@ from memory_service.core.services.paths import PathPolicy
 from memory_service.core.services.ranker import Ranker
 from memory_service.core.services.search import SearchService
 from memory_service.core.services.supersede import SupersedeService
+from memory_service.core.services.threads import ThreadContext
 from memory_service.core.services.writer import RecordWriter
 from memory_service.settings import Settings
 from memory_service.stores.factory import build_stores
@@ -129,7 +130,12 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
         stores.vectors.ensure_collection(code_records.code_collection(name, settings.embedding.dim))
     stores.queue.release_inflight()  # messages a crashed run left in flight
     sync = GraphSync(stores.queue, stores.graph)
-    writer = RecordWriter(stores, sync, model_wait_seconds=settings.embedding.load_timeout_seconds)
+    threads = ThreadContext(
+        stores.vectors, turns=settings.memory.context_turns, max_chars=settings.memory.context_chars
+    )
+    writer = RecordWriter(
+        stores, sync, model_wait_seconds=settings.embedding.load_timeout_seconds, threads=threads
+    )
     scope = Scope(project=settings.project, branch=settings.branch)
     paths = PathPolicy(settings.project_root, settings.indexer.allowed_roots, settings.indexer.max_file_bytes)
     indexer = CodeIndexer(stores, stores.index_state, paths, settings.project, settings.indexer.batch_units)

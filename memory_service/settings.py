@@ -52,6 +52,11 @@ class RedisSettings(BaseModel):
 class MemorySettings(BaseModel):
     conflict_threshold: float = Field(0.85, ge=0.0, le=1.0)
     conflict_limit: int = Field(5, ge=0, le=50)
+    # Thread context (core/services/threads.py): memories of a session (metadata.session_id) are
+    # also embedded with the `context_turns` memories before them, each cut to `context_chars`.
+    # 0 turns turns it off. Tuned on LoCoMo's dev split (docs/search.md).
+    context_turns: int = Field(2, ge=0, le=8)
+    context_chars: int = Field(400, ge=50, le=4000)
 
 
 class RankingWeights(BaseModel):
@@ -109,6 +114,9 @@ class RankingSettings(BaseModel):
     deep_hops: int = Field(3, ge=0, le=3)
     prf_terms: int = Field(8, ge=1, le=50)
     prf_weight: float = Field(0.5, ge=0)
+    # Weight of the thread-context lists (dense and BM25 over a memory read with the turns before
+    # it) relative to the memory's own lists; 0 leaves context out of search.
+    context_weight: float = Field(1.0, ge=0)
     # Citation count saturates here (log scale): 10 incoming links read as 1.0.
     citation_cap: int = Field(10, ge=1)
     # A result counts as "good" (for suggestions) at or above this confidence.

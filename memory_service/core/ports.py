@@ -45,6 +45,10 @@ class VectorPoint:
     payload: dict[str, Any]
     dense: list[float] | None = None
     sparse: SparseVector | None = None
+    # The record read in its thread's context (the memories just before it, then itself): a second
+    # dense + sparse pair, kept only by collections whose spec has ``context``.
+    context_dense: list[float] | None = None
+    context_sparse: SparseVector | None = None
 
 
 @dataclass
@@ -72,11 +76,16 @@ class PayloadFilter:
 
 @dataclass(frozen=True)
 class CollectionSpec:
-    """A collection: dense dimension, whether it has a sparse vector, payload fields to index."""
+    """A collection: dense dimension, whether it has a sparse vector, payload fields to index.
+
+    ``context`` adds a second dense + sparse pair for the record read in context (VectorPoint);
+    a store that opens an older collection without it reports ``has_context(name) == False``.
+    """
 
     name: str
     dense_dim: int
     sparse: bool = True
+    context: bool = False
     keyword_indexes: tuple[str, ...] = ()
     float_indexes: tuple[str, ...] = ()
 
@@ -100,17 +109,42 @@ class VectorStore(Protocol):
     def delete(self, collection: str, ids: Sequence[str]) -> None: ...
 
     def search_dense(
-        self, collection: str, vector: Sequence[float], limit: int, flt: PayloadFilter | None = None
-    ) -> list[ScoredPoint]: ...
+        self,
+        collection: str,
+        vector: Sequence[float],
+        limit: int,
+        flt: PayloadFilter | None = None,
+        *,
+        context: bool = False,
+    ) -> list[ScoredPoint]:
+        """Nearest by cosine; ``context`` searches the context vectors (empty when there are none)."""
+        ...
 
     def search_sparse(
-        self, collection: str, vector: SparseVector, limit: int, flt: PayloadFilter | None = None
+        self,
+        collection: str,
+        vector: SparseVector,
+        limit: int,
+        flt: PayloadFilter | None = None,
+        *,
+        context: bool = False,
     ) -> list[ScoredPoint]: ...
+
+    def has_context(self, collection: str) -> bool:
+        """Whether the open collection keeps context vectors (older ones may not)."""
+        ...
 
     def scroll(
         self, collection: str, flt: PayloadFilter | None = None, limit: int = 256, offset: str | None = None
     ) -> tuple[list[VectorPoint], str | None]:
         """A page of points (payload only) and the offset of the next page (None at the end)."""
+        ...
+
+    def latest(
+        self, collection: str, flt: PayloadFilter | None, order_key: str, limit: int
+    ) -> list[VectorPoint]:
+        """Up to ``limit`` points (payload only) with the highest ``order_key`` (an indexed number),
+        highest first."""
         ...
 
     def count(self, collection: str, flt: PayloadFilter | None = None) -> int: ...

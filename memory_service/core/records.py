@@ -23,20 +23,37 @@ MEMORY_LABEL = "Memory"
 GRAPH_SYNC_TOPIC = "graph_sync"
 
 # Payload fields with an index: what filters and facets use.
-KEYWORD_FIELDS = ("type", "status", "project", "branch", "content_hash", "superseded")
+KEYWORD_FIELDS = ("type", "status", "project", "branch", "content_hash", "superseded", "thread")
+# Flat copy of metadata.session_id: memories of one session form a thread (services.threads).
+THREAD_FIELD = "thread"
 FLOAT_FIELDS = ("created_at_ts", "updated_at_ts")
 
 
 def memories_collection(dim: int) -> CollectionSpec:
     return CollectionSpec(
-        name=MEMORIES, dense_dim=dim, sparse=True, keyword_indexes=KEYWORD_FIELDS, float_indexes=FLOAT_FIELDS
+        name=MEMORIES,
+        dense_dim=dim,
+        sparse=True,
+        context=True,
+        keyword_indexes=KEYWORD_FIELDS,
+        float_indexes=FLOAT_FIELDS,
     )
+
+
+def thread_of(record: MemoryRecord) -> str | None:
+    """The thread a record belongs to: its ``metadata.session_id`` (a non-empty string or number)."""
+    value = record.metadata.get("session_id")
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    text = str(value).strip()
+    return text or None
 
 
 def to_payload(record: MemoryRecord) -> dict[str, Any]:
     """The record as JSON, plus flat copies of the fields that filters use."""
     payload = record.model_dump(mode="json")
     payload["superseded"] = "true" if record.metadata.get("superseded") else "false"
+    payload[THREAD_FIELD] = thread_of(record) or ""
     payload["project"] = record.scope.project
     payload["branch"] = record.scope.branch
     payload["created_at_ts"] = record.created_at.timestamp()

@@ -18,12 +18,14 @@ Facts measured on qdrant-edge-py 0.9.0 (2 cores) that shape this module:
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +44,9 @@ from memory_service.core.ports import (
 from memory_service.stores.qdrant_edge_optimize import EdgeCollection, ShardOptimizer
 
 DENSE, SPARSE = "dense", "sparse"
+CONTEXT_DENSE, CONTEXT_SPARSE = "context_dense", "context_sparse"
 _CODE = "SVC_VECTOR_STORE"
+logger = logging.getLogger(__name__)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # no dots: ".<name>.*" dirs are ours
 
 
@@ -130,10 +134,17 @@ class EdgeVectorStore:
 
     # ------------------------------------------------------------------ plumbing
     def _config(self, spec: CollectionSpec) -> qe.EdgeConfig:
-        sparse = {SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)} if spec.sparse else None
+        dense_names = [DENSE, CONTEXT_DENSE] if spec.context else [DENSE]
+        sparse_names = ([SPARSE, CONTEXT_SPARSE] if spec.context else [SPARSE]) if spec.sparse else []
         return qe.EdgeConfig(
-            vectors={DENSE: qe.EdgeVectorParams(size=spec.dense_dim, distance=qe.Distance.Cosine)},
-            sparse_vectors=sparse,
+            vectors={
+                name: qe.EdgeVectorParams(size=spec.dense_dim, distance=qe.Distance.Cosine)
+                for name in dense_names
+            },
+            sparse_vectors={
+                name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf) for name in sparse_names
+            }
+            or None,
             # Qdrant defaults, but leave a core to the server while the child process builds HNSW.
             hnsw_config=qe.HnswIndexConfig(
                 m=16,
@@ -211,11 +222,8 @@ class EdgeVectorStore:
                 path = self._root / spec.name
                 with _engine("open", spec.name):
                     self._shards.recover(spec.name)
-                    if (path / "edge_config.json").exists():
-                        shard = qe.EdgeShard.load(str(path), self._config(spec))
-                    else:
-                        shard = qe.EdgeShard.create(str(path), self._config(spec))
-                coll = self._collections[spec.name] = EdgeCollection(spec, path, shard)
+                    shard, opened = self._open(path, spec)
+                coll = self._collections[spec.name] = EdgeCollection(opened, path, shard)
         with self._use(spec.name, "ensure_collection") as coll:
             if (coll.spec.dense_dim, coll.spec.sparse) != (spec.dense_dim, spec.sparse):
                 raise ValidationError(
@@ -224,7 +232,7 @@ class EdgeVectorStore:
                     details={"collection": spec.name},
                     suggestion="Use one CollectionSpec per collection.",
                 )
-            coll.spec = spec
+            coll.spec = replace(spec, context=coll.spec.context)
             existing = set(coll.shard.info().payload_schema)
             wanted = [(k, qe.PayloadSchemaType.Keyword) for k in spec.keyword_indexes]
             wanted += [(k, qe.PayloadSchemaType.Float) for k in spec.float_indexes]
@@ -232,18 +240,46 @@ class EdgeVectorStore:
                 if key not in existing:
                     self._update(coll, qe.UpdateOperation.create_field_index(key, schema))
 
+    def _open(self, path: Path, spec: CollectionSpec) -> tuple[qe.EdgeShard, CollectionSpec]:
+        """Create or load the shard; a collection made before context vectors existed is opened
+        as it is (``has_context`` then reads False) rather than refused."""
+        if not (path / "edge_config.json").exists():
+            return qe.EdgeShard.create(str(path), self._config(spec)), spec
+        try:
+            return qe.EdgeShard.load(str(path), self._config(spec)), spec
+        except Exception as exc:
+            if not spec.context or "incompatible" not in str(exc).lower():
+                raise
+        older = replace(spec, context=False)
+        shard = qe.EdgeShard.load(str(path), self._config(older))
+        logger.warning(
+            "collection '%s' was created without context vectors: thread-context search is off "
+            "for it until it is rebuilt (memory-cli export/import)",
+            spec.name,
+        )
+        return shard, older
+
+    def has_context(self, collection: str) -> bool:
+        return self._get(collection).spec.context
+
     def upsert(self, collection: str, points: Sequence[VectorPoint]) -> None:
         with self._use(collection, "upsert") as coll:
             batch = []
+            context = coll.spec.context
             for p in points:
                 vector: dict[str, Any] = {}
-                if p.dense is not None:
-                    self._check_dim(coll, p.dense)
-                    vector[DENSE] = [float(x) for x in p.dense]  # numpy floats are not accepted
-                if p.sparse is not None:
-                    vector[SPARSE] = qe.SparseVector(
-                        [int(i) for i in p.sparse.indices], [float(v) for v in p.sparse.values]
-                    )
+                for name, dense in ((DENSE, p.dense), (CONTEXT_DENSE, p.context_dense if context else None)):
+                    if dense is not None:
+                        self._check_dim(coll, dense)
+                        vector[name] = [float(x) for x in dense]  # numpy floats are not accepted
+                for name, sparse in (
+                    (SPARSE, p.sparse),
+                    (CONTEXT_SPARSE, p.context_sparse if context else None),
+                ):
+                    if sparse is not None:
+                        vector[name] = qe.SparseVector(
+                            [int(i) for i in sparse.indices], [float(v) for v in sparse.values]
+                        )
                 batch.append(qe.Point(_point_id(p.id), vector, p.payload))
             if batch:
                 self._update(coll, qe.UpdateOperation.upsert_points(batch))
@@ -295,19 +331,34 @@ class EdgeVectorStore:
         return [ScoredPoint(str(h.id), float(h.score), h.payload or {}) for h in hits]
 
     def search_dense(
-        self, collection: str, vector: Sequence[float], limit: int, flt: PayloadFilter | None = None
+        self,
+        collection: str,
+        vector: Sequence[float],
+        limit: int,
+        flt: PayloadFilter | None = None,
+        *,
+        context: bool = False,
     ) -> list[ScoredPoint]:
-        query = qe.Query.Nearest([float(x) for x in vector], using=DENSE)
+        if context and not self.has_context(collection):
+            return []
+        query = qe.Query.Nearest([float(x) for x in vector], using=CONTEXT_DENSE if context else DENSE)
         return self._query(collection, query, limit, flt, check=vector)
 
     def search_sparse(
-        self, collection: str, vector: SparseVector, limit: int, flt: PayloadFilter | None = None
+        self,
+        collection: str,
+        vector: SparseVector,
+        limit: int,
+        flt: PayloadFilter | None = None,
+        *,
+        context: bool = False,
     ) -> list[ScoredPoint]:
         """BM25: documents carry term frequencies, the IDF modifier weights them at query time."""
-        if not vector.indices:
+        if not vector.indices or (context and not self.has_context(collection)):
             return []
         sparse = qe.SparseVector([int(i) for i in vector.indices], [float(v) for v in vector.values])
-        return self._query(collection, qe.Query.Nearest(sparse, using=SPARSE), limit, flt)
+        using = CONTEXT_SPARSE if context else SPARSE
+        return self._query(collection, qe.Query.Nearest(sparse, using=using), limit, flt)
 
     def scroll(
         self, collection: str, flt: PayloadFilter | None = None, limit: int = 256, offset: str | None = None
@@ -326,6 +377,22 @@ class EdgeVectorStore:
             )
         points = [VectorPoint(str(r.id), r.payload or {}) for r in records]
         return points, (str(nxt) if nxt is not None else None)
+
+    def latest(
+        self, collection: str, flt: PayloadFilter | None, order_key: str, limit: int
+    ) -> list[VectorPoint]:
+        """Highest ``order_key`` first (it must have a float index, as ``created_at_ts`` has)."""
+        with self._use(collection, "latest") as coll:
+            records, _ = coll.shard.scroll(
+                qe.ScrollRequest(
+                    limit=max(1, limit),
+                    filter=_to_filter(flt),
+                    with_payload=True,
+                    with_vector=False,
+                    order_by=qe.OrderBy(order_key, qe.Direction.Desc),
+                )
+            )
+        return [VectorPoint(str(r.id), r.payload or {}) for r in records]
 
     def count(self, collection: str, flt: PayloadFilter | None = None) -> int:
         with self._use(collection, "count") as coll:

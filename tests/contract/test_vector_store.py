@@ -13,6 +13,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -334,6 +335,54 @@ def test_scroll_pages_cover_every_point_once(store: VectorStore) -> None:
     assert set(seen) == ids_of(points)
 
 
+def test_latest_returns_the_highest_values_first_within_the_filter(
+    filtered: tuple[VectorStore, list[VectorPoint]],
+) -> None:
+    store, points = filtered
+    flt = PayloadFilter(equals={"project": "p1"}, ranges={"i": (None, 60)})
+    got = store.latest(SPEC.name, flt, "importance", 5)
+    wanted = sorted(
+        (p for p in points if p.payload["project"] == "p1" and p.payload["i"] <= 60),
+        key=lambda p: -p.payload["importance"],
+    )
+    assert [p.payload["importance"] for p in got] == [p.payload["importance"] for p in wanted[:5]]
+    assert all(p.payload["project"] == "p1" and p.payload["i"] <= 60 for p in got)
+
+
+# --------------------------------------------------------------------------- context vectors
+
+CONTEXT_SPEC = CollectionSpec("threads", DIM, sparse=True, context=True, keyword_indexes=("project",))
+
+
+def test_context_vectors_are_searched_apart_from_own_vectors(store: VectorStore) -> None:
+    store.ensure_collection(CONTEXT_SPEC)
+    assert store.has_context(CONTEXT_SPEC.name) and not store.has_context(SPEC.name)
+    turn, plain = str(uuid.uuid4()), str(uuid.uuid4())
+    store.upsert(
+        CONTEXT_SPEC.name,
+        [
+            VectorPoint(
+                turn,
+                {"n": 1},
+                dense=dense(0, 1),
+                sparse=SparseVector([1], [1.0]),
+                context_dense=dense(2, 1),
+                context_sparse=SparseVector([1, 9], [1.0, 1.0]),
+            ),
+            VectorPoint(plain, {"n": 2}, dense=dense(2, 2), sparse=SparseVector([9], [1.0])),
+        ],
+    )
+    # By own vectors the plain point matches topic 2 / term 9; in context only the turn does.
+    assert store.search_dense(CONTEXT_SPEC.name, dense(2, 5), 1)[0].id == plain
+    assert ids_of(store.search_dense(CONTEXT_SPEC.name, dense(2, 5), 10, context=True)) == {turn}
+    assert ids_of(store.search_sparse(CONTEXT_SPEC.name, SparseVector([9], [1.0]), 10)) == {plain}
+    in_context = store.search_sparse(CONTEXT_SPEC.name, SparseVector([9], [1.0]), 10, context=True)
+    assert ids_of(in_context) == {turn}
+    # A collection without context vectors answers context searches with nothing.
+    store.upsert(SPEC.name, make_points(3))
+    assert store.search_dense(SPEC.name, dense(0, 0), 10, context=True) == []
+
+
 # --------------------------------------------------------------------------- lifecycle
 
 
@@ -446,6 +495,26 @@ def test_edge_optimize_runs_beside_searches_and_replays_writes(tmp_path: Path) -
     assert store.search_dense(SPEC.name, late[2].dense or [], 1)[0].id == late[2].id
     assert not list(tmp_path.glob(".*"))  # work and old dirs removed
     store.close()
+
+
+def test_edge_opens_a_collection_made_before_context_vectors(tmp_path: Path) -> None:
+    """An older shard without the context pair opens as it is: context is off, nothing is lost."""
+    old = EdgeVectorStore(tmp_path)
+    old.ensure_collection(SPEC)
+    old.upsert(SPEC.name, make_points(5))
+    old.close()
+    store = EdgeVectorStore(tmp_path)
+    try:
+        store.ensure_collection(replace(SPEC, context=True))
+        assert not store.has_context(SPEC.name)
+        point = make_points(1, start=10)[0]
+        point.context_dense, point.context_sparse = dense(1, 1), SparseVector([3], [1.0])
+        store.upsert(SPEC.name, [point])  # the context pair is dropped, the point is kept
+        assert store.count(SPEC.name) == 6
+        assert store.search_dense(SPEC.name, dense(1, 1), 10, context=True) == []
+        assert store.search_dense(SPEC.name, point.dense or [], 1)[0].id == point.id
+    finally:
+        store.close()
 
 
 def test_edge_recovers_from_a_swap_cut_short(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Hybrid retrieval and the deterministic re-score: the one code path behind search and explain.
 
-Candidates come from dense (MiniLM cosine) and sparse (BM25) search, optionally a fuzzy-corrected
+Candidates come from dense (MiniLM cosine) and sparse (BM25) search, each over the memories' own
+vectors and over their thread-context vectors (:mod:`.threads`), optionally a fuzzy-corrected
 second lexical query and one hop of graph expansion; reciprocal-rank fusion gives the ``base``
 relevance; then :func:`memory_service.core.ranking.score` adds recency, kind, scope, citation,
 utility and graph components with the weights from settings. memory_search and memory_explain
@@ -16,7 +17,7 @@ from typing import Any
 from memory_service.core import ranking
 from memory_service.core.models import MemoryRecord, Scope, utcnow
 from memory_service.core.ports import PayloadFilter, ScoredPoint
-from memory_service.core.records import MEMORIES, Stores, from_payload
+from memory_service.core.records import MEMORIES, THREAD_FIELD, Stores, from_payload
 from memory_service.core.routing import GENERAL, Route
 from memory_service.core.services.signals import GraphSignals, fuzzy_terms, utility_votes
 from memory_service.settings import RankingSettings
@@ -39,9 +40,9 @@ class Candidate:
     @property
     def route_used(self) -> str:
         """How the hit was found, in seed 004's terms (FR-029): semantic, fts or graph."""
-        if "dense" in self.ranks or "hop" in self.ranks:
+        if {"dense", "context_dense", "hop"} & self.ranks.keys():
             return "semantic"
-        if "sparse" in self.ranks or "fuzzy" in self.ranks:
+        if {"sparse", "context_sparse", "fuzzy"} & self.ranks.keys():
             return "fts"
         return "graph"
 
@@ -83,17 +84,24 @@ class Ranker:
         rankings: dict[str, list[str]] = {}
         weights = {"dense": self._settings.dense_weight, "sparse": self._settings.sparse_weight}
         weights["sparse"] *= plan.route.sparse_boost
+        weights["context_dense"] = weights["dense"] * self._settings.context_weight
+        weights["context_sparse"] = weights["sparse"] * self._settings.context_weight
         vectors = self._stores.vectors
+        context = self._settings.context_weight > 0 and vectors.has_context(MEMORIES)
         if plan.dense:
             vector = self._stores.embedder.embed_query(query)
             hits = vectors.search_dense(MEMORIES, vector, plan.pool, flt)
             rankings["dense"] = self._collect(found, hits, "dense")
-        sparse_hits: list[ScoredPoint] = []
+            if context:
+                in_context = vectors.search_dense(MEMORIES, vector, plan.pool, flt, context=True)
+                self._context_view(found, rankings, "context_dense", hits, in_context, plan.pool)
         if plan.sparse:
-            sparse_hits = vectors.search_sparse(
-                MEMORIES, self._stores.sparse.encode_query(query), plan.pool, flt
-            )
+            encoded = self._stores.sparse.encode_query(query)
+            sparse_hits = vectors.search_sparse(MEMORIES, encoded, plan.pool, flt)
             rankings["sparse"] = self._collect(found, sparse_hits, "sparse")
+            if context:
+                in_context = vectors.search_sparse(MEMORIES, encoded, plan.pool, flt, context=True)
+                self._context_view(found, rankings, "context_sparse", sparse_hits, in_context, plan.pool)
         if plan.fuzzy:
             vocabulary = [t for c in found.values() for t in ranking.terms(c.record.embedding_text())]
             corrected = fuzzy_terms(ranking.terms(query), vocabulary)
@@ -200,6 +208,27 @@ class Ranker:
             weights[f"dense_hop{hop}"] = weights.get("dense", 1.0) * self._settings.prf_weight
         return ranking.rrf_fuse(rankings, weights, self._settings.rrf_k)
 
+    def _context_view(
+        self,
+        found: dict[str, Candidate],
+        rankings: dict[str, list[str]],
+        source: str,
+        own: list[ScoredPoint],
+        in_context: list[ScoredPoint],
+        pool: int,
+    ) -> None:
+        """The context list: memories of threads by their context vectors, the others by their own.
+
+        Memories outside threads have no context vectors; reading them by their own scores here
+        (same model, same scale) keeps session turns from gaining an edge by being searched twice.
+        Added only when something in it has context, so a store without threads ranks as before.
+        """
+        if not in_context:
+            return
+        outside = [h for h in own if not h.payload.get(THREAD_FIELD)]
+        merged = sorted(in_context + outside, key=lambda h: (-h.score, h.id))[:pool]
+        rankings[source] = self._collect(found, merged, source)
+
     def _collect(self, found: dict[str, Candidate], hits: list[ScoredPoint], source: str) -> list[str]:
         top = max((h.score for h in hits), default=0.0)
         ids = []
@@ -208,7 +237,8 @@ class Ranker:
             if cand is None:
                 cand = found[hit.id] = Candidate(record=from_payload(hit.payload))
             cand.ranks[source] = rank
-            if source == "dense":
+            if source == "dense" or (source == "context_dense" and cand.similarity is None):
+                # A memory found only in context reports its context cosine as similarity.
                 cand.similarity = min(max(hit.score, 0.0), 1.0)
             elif source == "sparse" and top > 0:
                 cand.lexical = max(hit.score, 0.0) / top

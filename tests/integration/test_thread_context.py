@@ -1,0 +1,130 @@
+"""Thread context on the real engines and model: a session's answer turn is found by its question."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_service.app import Services, open_services
+from memory_service.core.records import MEMORIES
+from memory_service.core.schemas import (
+    MemoryAddInput,
+    MemoryBulkAddRequest,
+    MemorySearchInput,
+    MemoryUpdateInput,
+)
+from memory_service.core.services.threads import ThreadContext
+from memory_service.settings import EmbeddingSettings, MemorySettings, Settings
+from tests.conftest import require_model
+
+QUERY = "how does Melanie unwind after a hard week"
+CONVERSATION = [
+    "Caroline: The clinic was exhausting again. What do you do to unwind after a hard week?",
+    "Melanie: Pottery on Saturday mornings, and long walks with Rex.",
+    "Caroline: That sounds lovely, I should try it.",
+]
+# Other turns by Melanie, in other sessions, with nothing to do with unwinding.
+DISTRACTORS = [
+    "Melanie: The dentist moved my appointment to Thursday.",
+    "Melanie: My car broke down on the highway again.",
+    "Melanie: I finally finished the tax forms for this year.",
+    "Melanie: The kids started at a new school in September.",
+    "Melanie: We are repainting the kitchen a pale green.",
+    "Melanie: My sister is visiting from Boston next month.",
+]
+
+
+def _open(root: Path, turns: int) -> Services:
+    settings = Settings(
+        data_dir=root / "data",
+        project_root=root,
+        project="p",
+        embedding=EmbeddingSettings(model_path=require_model()),
+        memory=MemorySettings(context_turns=turns),
+    )
+    return open_services(settings, housekeeping=False)
+
+
+def _session(content: str, session_id: str) -> dict[str, Any]:
+    return {"type": "session", "content": content, "metadata": {"session_id": session_id}}
+
+
+def _fill(services: Services) -> list[str]:
+    items = [_session(c, f"other-{i}") for i, c in enumerate(DISTRACTORS)]
+    items += [_session(c, "evening-chat") for c in CONVERSATION]
+    out = services.memory.bulk_add(MemoryBulkAddRequest.model_validate({"memories": items}))
+    assert not out.errors
+    return out.memory_ids[len(DISTRACTORS) :]
+
+
+def _rank(services: Services, memory_id: str, query: str = QUERY) -> int | None:
+    found = services.search.search(MemorySearchInput(query=query, limit=10, semantic_hops=0))
+    ids = [r.memory_id for r in found.results]
+    return ids.index(memory_id) + 1 if memory_id in ids else None
+
+
+@pytest.fixture(scope="module")
+def with_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Services, list[str]]]:
+    services = _open(tmp_path_factory.mktemp("ctx"), 2)
+    try:
+        yield services, _fill(services)
+    finally:
+        services.close()
+
+
+def test_the_answer_turn_is_found_by_the_question_before_it(
+    with_context: tuple[Services, list[str]], tmp_path: Path
+) -> None:
+    services, (_, answer, _) = with_context
+    in_context = _rank(services, answer)
+    assert in_context is not None and in_context <= 3, in_context
+    # The same memories without thread context: the answer shares only the name with the query.
+    plain = _open(tmp_path, 0)
+    try:
+        plain_ids = _fill(plain)
+        without = _rank(plain, plain_ids[1])
+    finally:
+        plain.close()
+    assert without is None or without > in_context, (without, in_context)
+
+
+def test_context_is_rebuilt_when_a_turn_is_edited(with_context: tuple[Services, list[str]]) -> None:
+    services, (_, answer, _) = with_context
+    services.memory.update(
+        MemoryUpdateInput(memory_id=answer, content="Melanie: Mostly knitting, and a bath.")
+    )
+    rank = _rank(services, answer)
+    assert rank is not None and rank <= 2, rank  # re-embedded with the question before it
+
+
+def test_a_later_add_reads_the_turns_already_stored(with_context: tuple[Services, list[str]]) -> None:
+    services, _ = with_context
+    added = services.memory.add(
+        MemoryAddInput.model_validate(
+            _session("Melanie: Oh, and baking bread on Sunday evenings too.", "evening-chat")
+        )
+    )
+    threads = ThreadContext(services.stores.vectors, turns=2, max_chars=400)
+    contexts = threads.texts([services.memory.load(added.memory_id)])
+    assert contexts[0] is not None
+    assert contexts[0].splitlines() == [
+        "Melanie: Mostly knitting, and a bath.",
+        CONVERSATION[2],
+        "Melanie: Oh, and baking bread on Sunday evenings too.",
+    ]
+
+
+def test_memories_outside_threads_get_no_context_vectors(with_context: tuple[Services, list[str]]) -> None:
+    services, _ = with_context
+    out = services.memory.add(
+        MemoryAddInput(type="design", content="Unwinding the retry stack on shutdown drains queues.")
+    )
+    rank = _rank(services, out.memory_id, "unwinding the retry stack")
+    assert rank == 1  # found by its own vectors in both views
+    hits = services.stores.vectors.search_dense(
+        MEMORIES, services.stores.embedder.embed_query("unwinding the retry stack"), 50, context=True
+    )
+    assert out.memory_id not in {h.id for h in hits}
