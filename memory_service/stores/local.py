@@ -242,3 +242,17 @@ class LocalAuditLog(_Store):
                 (*args, limit),
             ).fetchall()
         return [AuditEvent(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
+
+    def of_operation(self, operation: str, entity_ids: Sequence[str]) -> list[AuditEvent]:
+        """One indexed query per chunk of ids (audit_entity), instead of one per id."""
+        ids = list(dict.fromkeys(entity_ids))
+        rows: list[Any] = []
+        with self._db.cursor("audit.of_operation") as conn:
+            for chunk in _chunks(ids):
+                rows += conn.execute(
+                    "SELECT seq, operation, entity_type, entity_id, actor, details, timestamp FROM audit"
+                    f" WHERE entity_id IN ({_marks(len(chunk))}) AND operation = ?",
+                    (*chunk, operation),
+                ).fetchall()
+        rows.sort(key=lambda r: r[0])
+        return [AuditEvent(r[1], r[2], r[3], r[4], json.loads(r[5]), r[6]) for r in rows]

@@ -65,20 +65,18 @@ class GraphSignals:
 
 
 def utility_votes(audit: AuditLog, ids: Iterable[str]) -> dict[str, list[float]]:
-    """Utility votes per memory from the append-only audit log (memory_feedback writes them)."""
+    """Utility votes per memory from the append-only audit log (memory_feedback writes them),
+    the latest MAX_VOTES_READ per memory, read in one batched query."""
     out: dict[str, list[float]] = {}
     try:
-        for mid in ids:
-            votes = [
-                float(e.details["vote"])
-                for e in audit.list(mid, limit=MAX_VOTES_READ)
-                if e.operation == UTILITY_VOTE and isinstance(e.details.get("vote"), int | float)
-            ]
-            if votes:
-                out[mid] = votes
+        events = audit.of_operation(UTILITY_VOTE, list(ids))
     except MemoryServiceError:
         return {}
-    return out
+    for event in events:
+        vote = event.details.get("vote")
+        if isinstance(vote, int | float) and not isinstance(vote, bool):
+            out.setdefault(event.entity_id, []).append(float(vote))
+    return {mid: votes[-MAX_VOTES_READ:] for mid, votes in out.items()}
 
 
 def fuzzy_terms(query_terms: Sequence[str], vocabulary: Iterable[str], cutoff: float = 0.8) -> list[str]:
