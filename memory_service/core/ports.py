@@ -8,6 +8,7 @@ All methods are synchronous; the MCP layer runs them in worker threads.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -343,7 +344,7 @@ class AuditLog(Protocol):
 
     def list(self, entity_id: str | None = None, limit: int = 100) -> list[AuditEvent]: ...
 
-    def of_operation(self, operation: str, entity_ids: Sequence[str]) -> list[AuditEvent]:
+    def of_operation(self, operation: str, entity_ids: Sequence[str]) -> builtins.list[AuditEvent]:
         """Every event of one operation on any of the entities, oldest first (one batched read)."""
         ...
 

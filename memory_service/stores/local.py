@@ -7,6 +7,7 @@ retains it and releases it on ``close()``. Every ``sqlite3.Error`` becomes
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
@@ -243,10 +244,10 @@ class LocalAuditLog(_Store):
             ).fetchall()
         return [AuditEvent(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
 
-    def of_operation(self, operation: str, entity_ids: Sequence[str]) -> list[AuditEvent]:
+    def of_operation(self, operation: str, entity_ids: Sequence[str]) -> builtins.list[AuditEvent]:
         """One indexed query per chunk of ids (audit_entity), instead of one per id."""
         ids = list(dict.fromkeys(entity_ids))
-        rows: list[Any] = []
+        rows: builtins.list[Any] = []
         with self._db.cursor("audit.of_operation") as conn:
             for chunk in _chunks(ids):
                 rows += conn.execute(
