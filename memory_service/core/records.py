@@ -61,8 +61,11 @@ def to_payload(record: MemoryRecord) -> dict[str, Any]:
     return payload
 
 
+_RECORD_FIELDS = frozenset(MemoryRecord.model_fields)  # the class attribute is slow to read per key
+
+
 def from_payload(payload: dict[str, Any]) -> MemoryRecord:
-    data = {k: v for k, v in payload.items() if k in MemoryRecord.model_fields}
+    data = {k: v for k, v in payload.items() if k in _RECORD_FIELDS}
     return MemoryRecord.model_validate(data)
 
 
