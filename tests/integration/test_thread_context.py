@@ -128,3 +128,25 @@ def test_memories_outside_threads_get_no_context_vectors(with_context: tuple[Ser
         MEMORIES, services.stores.embedder.embed_query("unwinding the retry stack"), 50, context=True
     )
     assert out.memory_id not in {h.id for h in hits}
+
+
+def test_moving_a_memory_to_another_session_rebuilds_its_context(
+    with_context: tuple[Services, list[str]],
+) -> None:
+    services, _ = with_context
+    first = services.memory.add(
+        MemoryAddInput.model_validate(_session("Caroline: Which trail did you hike near Denver?", "trail"))
+    )
+    moved = services.memory.add(
+        MemoryAddInput.model_validate(_session("Melanie: The one by the reservoir, twice.", "elsewhere"))
+    )
+    query = "trail near Denver"
+    hits = services.stores.vectors.search_sparse(
+        MEMORIES, services.stores.sparse.encode_query(query), 50, context=True
+    )
+    assert moved.memory_id not in {h.id for h in hits}  # its context is only itself so far
+    services.memory.update(MemoryUpdateInput(memory_id=moved.memory_id, metadata={"session_id": "trail"}))
+    hits = services.stores.vectors.search_sparse(
+        MEMORIES, services.stores.sparse.encode_query(query), 50, context=True
+    )
+    assert moved.memory_id in {h.id for h in hits} and first.memory_id in {h.id for h in hits}

@@ -22,7 +22,7 @@ from memory_service.core.models import (
     utcnow,
 )
 from memory_service.core.ports import AuditEvent, GraphEdge, GraphNode, PayloadFilter
-from memory_service.core.records import MEMORIES, MEMORY_LABEL, Stores, from_payload
+from memory_service.core.records import MEMORIES, MEMORY_LABEL, Stores, from_payload, thread_of
 from memory_service.core.schemas import (
     BulkError,
     ConflictItem,
@@ -145,7 +145,11 @@ class MemoryService:
         new.tags = _tags(new.metadata)
         new.version += 1
         new.updated_at = utcnow()
-        reembed = new.embedding_text() != record.embedding_text() or record.embedding_pending
+        reembed = (
+            new.embedding_text() != record.embedding_text()
+            or record.embedding_pending
+            or thread_of(new) != thread_of(record)  # moved to another session: new context
+        )
         self._writer.write(
             [new],
             graph_ops=[op_upsert_nodes([_node(new)])],
