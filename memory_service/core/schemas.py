@@ -182,7 +182,7 @@ class MemorySearchInput(ToolInput):
         default=None,
         ge=0,
         le=3,
-        description="Feedback rounds that search again from the best hits (seed 002); default 2 "
+        description="Feedback rounds that search again from the best hits (seed 002); default 0 "
         "(auto), 3 (deep), 0 (fast)",
     )
     read: Literal["targeted", "ambient"] = Field(
