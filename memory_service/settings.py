@@ -72,6 +72,9 @@ class RankingWeights(BaseModel):
     citations: float = Field(0.05, ge=0)
     utility: float = Field(0.05, ge=0)
     graph: float = Field(0.05, ge=0)
+    # Support from the memory's thread (core.ranking.thread_support); 0.15 was tuned on LoCoMo's
+    # dev split (R@5 +0.016 in the experiment, docs/search.md).
+    thread: float = Field(0.15, ge=0)
 
 
 # Named weight profiles. "seed004" is the formula of seed 004 (FR-024):
@@ -79,10 +82,10 @@ class RankingWeights(BaseModel):
 RANKING_PROFILES: dict[str, RankingWeights] = {
     "default": RankingWeights(),
     "seed004": RankingWeights(
-        base=0.4, semantic=0, recency=0.3, kind=0, scope=0.2, citations=0.1, utility=0, graph=0
+        base=0.4, semantic=0, recency=0.3, kind=0, scope=0.2, citations=0.1, utility=0, graph=0, thread=0
     ),
     "relevance": RankingWeights(
-        base=1.0, semantic=0, recency=0, kind=0, scope=0, citations=0, utility=0, graph=0
+        base=1.0, semantic=0, recency=0, kind=0, scope=0, citations=0, utility=0, graph=0, thread=0
     ),
 }
 

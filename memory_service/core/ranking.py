@@ -16,7 +16,18 @@ from typing import Any
 
 from memory_service.settings import RankingWeights
 
-COMPONENTS = ("base", "semantic_boost", "recency", "kind_bonus", "scope", "citations", "utility", "graph")
+COMPONENTS = (
+    "base",
+    "semantic_boost",
+    "recency",
+    "kind_bonus",
+    "scope",
+    "citations",
+    "utility",
+    "graph",
+    "thread",
+)
+THREAD_SUPPORT_K = 2
 
 RECENT_DAYS = 7.0
 OLD_DAYS = 180.0
@@ -124,6 +135,15 @@ def graph_proximity(neighbour_bases: Sequence[float]) -> float:
     return max(neighbour_bases, default=0.0)
 
 
+def thread_support(other_bases: Sequence[float], k: int = THREAD_SUPPORT_K) -> float:
+    """How well the rest of a memory's thread matches: the mean ``base`` of the ``k`` best other
+    candidates of the same thread (missing ones count 0). A reply inside an exchange that matches
+    the query is likelier to be the answer than a lone hit in an unrelated conversation; a memory
+    alone in its thread gets 0, as a memory outside threads gets nothing (its value is None)."""
+    best = sorted(other_bases, reverse=True)[:k]
+    return sum(best) / k
+
+
 @dataclass(frozen=True)
 class Score:
     total: float
@@ -141,6 +161,7 @@ def score(components: Mapping[str, float | None], weights: RankingWeights) -> Sc
         "citations": weights.citations,
         "utility": weights.utility,
         "graph": weights.graph,
+        "thread": weights.thread,
     }
     full: dict[str, float | None] = {}
     total = 0.0

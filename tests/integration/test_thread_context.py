@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from memory_service.app import Services, open_services
+from memory_service.core.explain_schemas import MemoryExplainInput
 from memory_service.core.records import MEMORIES
 from memory_service.core.schemas import (
     MemoryAddInput,
@@ -150,3 +151,22 @@ def test_moving_a_memory_to_another_session_rebuilds_its_context(
         MEMORIES, services.stores.sparse.encode_query(query), 50, context=True
     )
     assert moved.memory_id in {h.id for h in hits} and first.memory_id in {h.id for h in hits}
+
+
+def test_explain_shows_thread_support_only_for_memories_in_threads(
+    with_context: tuple[Services, list[str]],
+) -> None:
+    services, (question, answer, _) = with_context
+    lone = services.memory.add(
+        MemoryAddInput(type="design", content="Melanie's unwind script drains the worker pool at shutdown.")
+    )
+    out = services.explain.explain(MemoryExplainInput(query=QUERY, ids=[answer, lone.memory_id], limit=10))
+    by_id = {str(item.id): item for item in out.items}
+    assert by_id[lone.memory_id].score.components["thread"] is None  # not in a thread
+    support = by_id[answer].score.components["thread"]
+    # The answer's thread holds the question, which matches the query: it lends support.
+    assert support is not None and support > 0
+    ranked = services.search.search(MemorySearchInput(query=QUERY, limit=10))
+    scores = {r.memory_id: r.relevance_score for r in ranked.results}
+    assert scores[answer] == pytest.approx(by_id[answer].score.total, abs=1e-4)  # same numbers
+    assert question in scores

@@ -65,6 +65,13 @@ def test_kind_bonus_citations_utility_graph() -> None:
     assert ranking.graph_proximity([0.2, 0.7]) == 0.7
 
 
+def test_thread_support_is_the_mean_of_the_best_other_matches() -> None:
+    assert ranking.thread_support([]) == 0.0  # alone in its thread
+    assert ranking.thread_support([0.8]) == pytest.approx(0.4)  # a missing second counts 0
+    assert ranking.thread_support([0.2, 0.9, 0.5]) == pytest.approx(0.7)  # the two best
+    assert ranking.thread_support([0.9, 0.5], k=1) == pytest.approx(0.9)
+
+
 def test_score_keeps_every_component_and_skips_unknown_ones() -> None:
     weights = RankingWeights(base=0.5, recency=0.2, kind=0.1, scope=0.1, citations=0.1, utility=0.5, graph=0)
     out = ranking.score({"base": 1.0, "recency": 0.5, "utility": None}, weights)
@@ -76,7 +83,7 @@ def test_score_keeps_every_component_and_skips_unknown_ones() -> None:
 def test_seed004_profile_is_the_fr_024_formula() -> None:
     w = RankingSettings(profile="seed004").resolved_weights()
     assert (w.base, w.recency, w.scope, w.citations) == (0.4, 0.3, 0.2, 0.1)
-    assert w.kind == w.utility == w.graph == 0
+    assert w.kind == w.utility == w.graph == w.thread == 0
     assert RankingSettings().resolved_weights() == RANKING_PROFILES["default"]
     custom = RankingWeights(base=1, recency=0, kind=0, scope=0, citations=0, utility=0, graph=0)
     assert RankingSettings(weights=custom).resolved_weights() == custom

@@ -17,7 +17,7 @@ from typing import Any
 from memory_service.core import ranking
 from memory_service.core.models import MemoryRecord, Scope, utcnow
 from memory_service.core.ports import PayloadFilter, ScoredPoint
-from memory_service.core.records import MEMORIES, THREAD_FIELD, Stores, from_payload
+from memory_service.core.records import MEMORIES, THREAD_FIELD, Stores, from_payload, thread_of
 from memory_service.core.routing import GENERAL, Route
 from memory_service.core.services.signals import GraphSignals, fuzzy_terms, utility_votes
 from memory_service.settings import RankingSettings
@@ -136,6 +136,11 @@ class Ranker:
         votes = utility_votes(self._stores.audit, ids)
         now = utcnow()
         known_base = {cid: b for cid, b in bases.items() if b is not None}
+        threads: dict[str, list[tuple[str, float]]] = {}
+        for cand in candidates:
+            thread = thread_of(cand.record)
+            if thread is not None and cand.record.id in known_base:
+                threads.setdefault(thread, []).append((cand.record.id, known_base[cand.record.id]))
         for cand in candidates:
             rec = cand.record
             age = max((now - rec.updated_at).total_seconds() / 86400.0, 0.0)
@@ -153,8 +158,18 @@ class Ranker:
                 else ranking.citations(graph.in_degree.get(rec.id, 0), self._settings.citation_cap),
                 "utility": ranking.utility(votes.get(rec.id, [])),
                 "graph": None if graph.in_degree is None else ranking.graph_proximity(neighbours),
+                "thread": self._thread_support(rec, threads),
             }
             cand.score = ranking.score(components, self._settings.resolved_weights())
+
+    @staticmethod
+    def _thread_support(record: MemoryRecord, threads: dict[str, list[tuple[str, float]]]) -> float | None:
+        """The thread component: None outside threads, else support from the other candidates."""
+        thread = thread_of(record)
+        if thread is None:
+            return None
+        others = [b for cid, b in threads.get(thread, ()) if cid != record.id]
+        return ranking.thread_support(others)
 
     @staticmethod
     def annotate(query: str | None, candidates: Sequence[Candidate]) -> None:
