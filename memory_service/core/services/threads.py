@@ -41,10 +41,12 @@ class ThreadContext:
             if thread is None:
                 out.append(None)
                 continue
-            batch = [
+            batch = [  # earlier in the batch: by creation time, then by batch order
                 (r.created_at.timestamp(), i, r)
-                for i, r in enumerate(records[:position])
-                if thread_of(r) == thread and r.scope.project == record.scope.project
+                for i, r in enumerate(records)
+                if (r.created_at, i) < (record.created_at, position)
+                and thread_of(r) == thread
+                and r.scope.project == record.scope.project
             ]
             batch_ids = {r.id for _, _, r in batch} | {record.id}
             stored = [
