@@ -3,6 +3,7 @@
     .venv/bin/python bench/locomo_recall.py                 # dev split, default ranking
     .venv/bin/python bench/locomo_recall.py --split test    # held-out split
     .venv/bin/python bench/locomo_recall.py --split all --fusion dense   # plain dense baseline
+    .venv/bin/python bench/locomo_recall.py --context-turns 0 --thread-weight 0 --hops 2  # before threads
 
 Protocol (``../shared/data/README.md``): every turn of a conversation is stored as a ``session``
 memory (``"<speaker>: <text>"``, plus the shared photo's caption when there is one; the dia_id,
@@ -34,7 +35,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory_service.app import open_services
 from memory_service.core.schemas import MemoryBulkAddRequest, MemorySearchInput
-from memory_service.settings import EmbeddingSettings, RankingSettings, Settings
+from memory_service.settings import (
+    RANKING_PROFILES,
+    EmbeddingSettings,
+    MemorySettings,
+    RankingSettings,
+    Settings,
+)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DATA = SHARED / "data" / "locomo"
@@ -74,7 +81,9 @@ def evidence_ids(qa: dict[str, Any]) -> set[str]:
     return {part for ev in qa.get("evidence", []) for part in re.split(r"[;,\s]+", str(ev)) if part}
 
 
-def run_conversation(path: Path, ranking: RankingSettings, mode: str) -> list[dict[str, Any]]:
+def run_conversation(
+    path: Path, ranking: RankingSettings, mode: str, memory: MemorySettings
+) -> list[dict[str, Any]]:
     data = json.loads(path.read_text())
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(
@@ -83,6 +92,7 @@ def run_conversation(path: Path, ranking: RankingSettings, mode: str) -> list[di
             project="locomo",
             embedding=EmbeddingSettings(model_path=MODEL),
             ranking=ranking,
+            memory=memory,
         )
         services = open_services(settings, housekeeping=False)
         try:
@@ -152,6 +162,8 @@ def main() -> None:
     parser.add_argument("--sparse-weight", type=float, default=None)
     parser.add_argument("--prf-docs", type=int, default=None, help="feedback-round seeds (0 = no hops)")
     parser.add_argument("--hops", type=int, default=None, help="feedback rounds in auto mode")
+    parser.add_argument("--context-turns", type=int, default=None, help="thread context (0 = off)")
+    parser.add_argument("--thread-weight", type=float, default=None, help="weight of the thread component")
     args = parser.parse_args()
     overrides: dict[str, Any] = {"profile": args.profile, "fusion": args.fusion}
     for name in ("rrf_k", "dense_weight", "sparse_weight", "prf_docs"):
@@ -159,12 +171,20 @@ def main() -> None:
             overrides[name] = getattr(args, name)
     if args.hops is not None:
         overrides["auto_hops"] = args.hops
+    if args.thread_weight is not None:
+        profile = RANKING_PROFILES[args.profile]
+        overrides["weights"] = profile.model_copy(update={"thread": args.thread_weight})
     ranking = RankingSettings(**overrides)
-    print(f"LoCoMo recall, split={args.split}, mode={args.mode}, ranking={ranking.model_dump()}")
+    memory_overrides = {} if args.context_turns is None else {"context_turns": args.context_turns}
+    memory = MemorySettings(**memory_overrides)
+    print(
+        f"LoCoMo recall, split={args.split}, mode={args.mode}, ranking={ranking.model_dump()}, "
+        f"context_turns={memory.context_turns}"
+    )
     splits = ["dev", "test"] if args.split == "all" else [args.split]
     everything = []
     for split in splits:
-        rows = [r for p in conversation_files(split) for r in run_conversation(p, ranking, args.mode)]
+        rows = [r for p in conversation_files(split) for r in run_conversation(p, ranking, args.mode, memory)]
         names = ",".join(p.stem for p in conversation_files(split))
         report(f"{split} split ({names})", rows)
         everything += rows
