@@ -4,7 +4,7 @@ Candidates come from dense (MiniLM cosine) and sparse (BM25) search, each over t
 vectors and over their thread-context vectors (:mod:`.threads`), optionally a fuzzy-corrected
 second lexical query and one hop of graph expansion; reciprocal-rank fusion gives the ``base``
 relevance; then :func:`memory_service.core.ranking.score` adds recency, kind, scope, citation,
-utility and graph components with the weights from settings. memory_search and memory_explain
+utility, graph and thread components with the weights from settings. memory_search and memory_explain
 both call :meth:`Ranker.rank` and :meth:`Ranker.score_records`, so their numbers are identical.
 """
 
