@@ -80,7 +80,7 @@ class CollectionSpec:
     """A collection: dense dimension, whether it has a sparse vector, payload fields to index.
 
     ``context`` adds a second dense + sparse pair for the record read in context (VectorPoint);
-    a store that opens an older collection without it reports ``has_context(name) == False``.
+    a store that cannot keep it reports ``has_context(name) == False`` and search skips it.
     """
 
     name: str

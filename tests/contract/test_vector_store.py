@@ -497,8 +497,8 @@ def test_edge_optimize_runs_beside_searches_and_replays_writes(tmp_path: Path) -
     store.close()
 
 
-def test_edge_opens_a_collection_made_before_context_vectors(tmp_path: Path) -> None:
-    """An older shard without the context pair opens as it is: context is off, nothing is lost."""
+def test_edge_adds_context_to_a_collection_made_without_it(tmp_path: Path) -> None:
+    """An older collection gains its context sibling on open: old points keep none, new ones do."""
     old = EdgeVectorStore(tmp_path)
     old.ensure_collection(SPEC)
     old.upsert(SPEC.name, make_points(5))
@@ -506,13 +506,39 @@ def test_edge_opens_a_collection_made_before_context_vectors(tmp_path: Path) -> 
     store = EdgeVectorStore(tmp_path)
     try:
         store.ensure_collection(replace(SPEC, context=True))
-        assert not store.has_context(SPEC.name)
+        assert store.has_context(SPEC.name) and store.count(SPEC.name) == 5
         point = make_points(1, start=10)[0]
         point.context_dense, point.context_sparse = dense(1, 1), SparseVector([3], [1.0])
-        store.upsert(SPEC.name, [point])  # the context pair is dropped, the point is kept
+        store.upsert(SPEC.name, [point])
         assert store.count(SPEC.name) == 6
+        assert ids_of(store.search_dense(SPEC.name, dense(1, 1), 10, context=True)) == {point.id}
+        # Rewritten without a context pair (it left its thread): the old pair goes too.
+        point.context_dense = point.context_sparse = None
+        store.upsert(SPEC.name, [point])
         assert store.search_dense(SPEC.name, dense(1, 1), 10, context=True) == []
-        assert store.search_dense(SPEC.name, point.dense or [], 1)[0].id == point.id
+    finally:
+        store.close()
+
+
+def test_edge_context_follows_payload_changes_deletes_and_optimize(tmp_path: Path) -> None:
+    store = EdgeVectorStore(tmp_path, indexing_threshold_kb=1)
+    try:
+        spec = replace(SPEC, context=True)
+        store.ensure_collection(spec)
+        points = make_points(40)
+        for p in points:
+            p.context_dense, p.context_sparse = p.dense, p.sparse
+        store.upsert(spec.name, points)
+        first, second = points[0], points[1]
+        store.overwrite_payload(spec.name, [VectorPoint(first.id, {**first.payload, "project": "moved"})])
+        moved = store.search_dense(
+            spec.name, first.dense or [], 5, PayloadFilter(equals={"project": "moved"}), context=True
+        )
+        assert ids_of(moved) == {first.id}
+        store.delete(spec.name, [second.id])
+        assert second.id not in ids_of(store.search_dense(spec.name, second.dense or [], 40, context=True))
+        assert store.optimize(spec.name)  # both the collection and its context sibling
+        assert len(store.search_dense(spec.name, dense(0, 0), 100, context=True)) == 39
     finally:
         store.close()
 
