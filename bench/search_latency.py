@@ -174,6 +174,8 @@ def main() -> None:
     print(f"HNSW index build             {out['index_build_seconds']:.1f} s (background in the server)")
     print(f"memory_search end to end     {summary(out['search_ms'])}")
     print(f"  server query_time_ms       {summary(out['search_server_ms'])}")
+    slowest = sorted(enumerate(out["search_ms"], start=1), key=lambda t: -t[1])[:5]
+    print("  slowest (search #: ms)     " + ", ".join(f"#{i}: {ms:.0f}" for i, ms in slowest))
     print(f"store-only dense search      {summary(out['store_search_ms'])}")
     print(
         f"server RSS                   {out['rss_after_ingest_mb']:.0f} MB after ingest, "
