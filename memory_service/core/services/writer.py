@@ -72,7 +72,6 @@ class RecordWriter:
                 )
             if reembed:
                 self._add_context(records, texts, points)
-            if reembed:
                 self._stores.vectors.upsert(MEMORIES, points)
             else:
                 self._stores.vectors.overwrite_payload(MEMORIES, points)
