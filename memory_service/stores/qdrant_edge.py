@@ -18,18 +18,15 @@ Facts measured on qdrant-edge-py 0.9.0 (2 cores) that shape this module:
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import threading
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import qdrant_edge as qe
 
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError, ValidationError
@@ -41,6 +38,7 @@ from memory_service.core.ports import (
     SparseVector,
     VectorPoint,
 )
+from memory_service.stores.qdrant_edge_filter import point_id, to_filter
 from memory_service.stores.qdrant_edge_optimize import EdgeCollection, ShardOptimizer
 
 DENSE, SPARSE = "dense", "sparse"
@@ -49,7 +47,6 @@ DENSE, SPARSE = "dense", "sparse"
 # cost every write ~20 ms of flush and 40% more disk at 100k, measured).
 CONTEXT_SUFFIX = "__context"
 _CODE = "SVC_VECTOR_STORE"
-logger = logging.getLogger(__name__)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # no dots: ".<name>.*" dirs are ours
 
 
@@ -68,46 +65,6 @@ def _engine(op: str, collection: str) -> Iterator[None]:
             suggestion="Retry later; if it persists, check disk space and permissions of the data "
             "directory and that no other process has it open.",
         ) from exc
-
-
-def _point_id(value: str) -> str:
-    try:
-        return str(uuid.UUID(value))
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise ValidationError(
-            f"Point id '{value}' is not a UUID",
-            code="VAL_POINT_ID",
-            details={"provided": str(value)},
-            suggestion="Use uuid4 strings as record ids.",
-        ) from exc
-
-
-def _eq(key: str, value: Any) -> Any:
-    """Equality: numbers via a closed range so 2 matches 2.0 (MatchValue takes only str/int/bool)."""
-    if value is None:
-        return qe.IsNullCondition(key)
-    if isinstance(value, bool):  # the binding reads a Python bool as the integer 1/0, a numpy one as bool
-        return qe.FieldCondition(key, match=qe.MatchValue(np.bool_(value)))  # type: ignore[arg-type]
-    if isinstance(value, int | float):
-        return qe.FieldCondition(key, range=qe.RangeFloat(gte=float(value), lte=float(value)))
-    return qe.FieldCondition(key, match=qe.MatchValue(value))
-
-
-def _any(key: str, values: Sequence[Any]) -> Any:
-    if not values or all(isinstance(v, str) for v in values):
-        return qe.FieldCondition(key, match=qe.MatchAny(list(values)))  # [] matches nothing
-    return qe.Filter(should=[_eq(key, v) for v in values])  # mixed types: MatchAny refuses them
-
-
-def _to_filter(flt: PayloadFilter | None) -> qe.Filter | None:
-    if flt is None:
-        return None
-    must = [_eq(k, v) for k, v in flt.equals.items()] + [_any(k, v) for k, v in flt.any_of.items()]
-    must += [qe.FieldCondition(k, range=qe.RangeFloat(gte=lo, lte=hi)) for k, (lo, hi) in flt.ranges.items()]
-    must_not = [_eq(k, v) for k, v in flt.not_equals.items()]
-    if not must and not must_not:
-        return None
-    return qe.Filter(must=must or None, must_not=must_not or None)
 
 
 def _context_name(collection: str) -> str:
@@ -265,7 +222,7 @@ class EdgeVectorStore:
                 if p.context_dense is not None or p.context_sparse is not None
             ]
             without: list[qe.PointId] = [
-                _point_id(p.id) for p in points if p.context_dense is None and p.context_sparse is None
+                point_id(p.id) for p in points if p.context_dense is None and p.context_sparse is None
             ]
             stale: list[qe.PointId] = (
                 [r.id for r in sibling.shard.retrieve(without, False, False)] if without else []
@@ -291,12 +248,12 @@ class EdgeVectorStore:
             vector[SPARSE] = qe.SparseVector(
                 [int(i) for i in sparse.indices], [float(v) for v in sparse.values]
             )
-        return qe.Point(_point_id(pid), vector, payload)
+        return qe.Point(point_id(pid), vector, payload)
 
     def overwrite_payload(self, collection: str, points: Sequence[VectorPoint]) -> None:
         """Replace payloads, keeping vectors; unknown ids are skipped (the engine would fail midway)."""
         with self._use(collection, "overwrite_payload") as coll:
-            wanted: list[qe.PointId] = [_point_id(p.id) for p in points]
+            wanted: list[qe.PointId] = [point_id(p.id) for p in points]
             known = {str(r.id) for r in coll.shard.retrieve(wanted, False, False)}
             for pid, point in zip(wanted, points, strict=True):
                 if pid in known:
@@ -309,7 +266,7 @@ class EdgeVectorStore:
 
     def retrieve(self, collection: str, ids: Sequence[str]) -> list[VectorPoint]:
         """Points in the order asked (the engine returns them sorted by id), unknown ids left out."""
-        wanted: list[qe.PointId] = list(dict.fromkeys(_point_id(i) for i in ids))
+        wanted: list[qe.PointId] = list(dict.fromkeys(point_id(i) for i in ids))
         if not wanted:
             return []
         with self._use(collection, "retrieve") as coll:
@@ -318,7 +275,7 @@ class EdgeVectorStore:
         return [found[i] for i in map(str, wanted) if i in found]
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
-        wanted: list[qe.PointId] = [_point_id(i) for i in ids]
+        wanted: list[qe.PointId] = [point_id(i) for i in ids]
         if wanted:
             with self._use(collection, "delete") as coll:
                 self._update(coll, qe.UpdateOperation.delete_points(wanted))
@@ -339,7 +296,7 @@ class EdgeVectorStore:
             if check is not None:
                 self._check_dim(coll, check)
             hits = coll.shard.query(
-                qe.QueryRequest(limit=limit, query=query, filter=_to_filter(flt), with_payload=True)
+                qe.QueryRequest(limit=limit, query=query, filter=to_filter(flt), with_payload=True)
             )
         return [ScoredPoint(str(h.id), float(h.score), h.payload or {}) for h in hits]
 
@@ -378,13 +335,13 @@ class EdgeVectorStore:
         self, collection: str, flt: PayloadFilter | None = None, limit: int = 256, offset: str | None = None
     ) -> tuple[list[VectorPoint], str | None]:
         """Pages in id order; the offset is the id of the next page's first point."""
-        start = _point_id(offset) if offset is not None else None
+        start = point_id(offset) if offset is not None else None
         with self._use(collection, "scroll") as coll:
             records, nxt = coll.shard.scroll(
                 qe.ScrollRequest(
                     offset=start,
                     limit=max(1, limit),
-                    filter=_to_filter(flt),
+                    filter=to_filter(flt),
                     with_payload=True,
                     with_vector=False,
                 )
@@ -400,7 +357,7 @@ class EdgeVectorStore:
             records, _ = coll.shard.scroll(
                 qe.ScrollRequest(
                     limit=max(1, limit),
-                    filter=_to_filter(flt),
+                    filter=to_filter(flt),
                     with_payload=True,
                     with_vector=False,
                     order_by=qe.OrderBy(order_key, qe.Direction.Desc),
@@ -410,7 +367,7 @@ class EdgeVectorStore:
 
     def count(self, collection: str, flt: PayloadFilter | None = None) -> int:
         with self._use(collection, "count") as coll:
-            return int(coll.shard.count(qe.CountRequest(exact=True, filter=_to_filter(flt))))
+            return int(coll.shard.count(qe.CountRequest(exact=True, filter=to_filter(flt))))
 
     def optimize(self, collection: str) -> bool:
         """Merge segments and build HNSW (the context sibling too); True when something changed."""
