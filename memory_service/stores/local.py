@@ -238,11 +238,9 @@ class LocalAuditLog(_Store):
         where, args = ("WHERE entity_id = ?", (entity_id,)) if entity_id is not None else ("", ())
         with self._db.cursor("audit.list") as conn:
             rows = conn.execute(
-                "SELECT operation, entity_type, entity_id, actor, details, timestamp FROM audit"
-                f" {where} ORDER BY seq DESC LIMIT ?",
-                (*args, limit),
+                f"SELECT {_EVENT_COLUMNS} FROM audit {where} ORDER BY seq DESC LIMIT ?", (*args, limit)
             ).fetchall()
-        return [AuditEvent(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
+        return [_event(r) for r in rows]
 
     def of_operation(self, operation: str, entity_ids: Sequence[str]) -> builtins.list[AuditEvent]:
         """One indexed query per chunk of ids (audit_entity), instead of one per id."""
@@ -251,9 +249,17 @@ class LocalAuditLog(_Store):
         with self._db.cursor("audit.of_operation") as conn:
             for chunk in _chunks(ids):
                 rows += conn.execute(
-                    "SELECT seq, operation, entity_type, entity_id, actor, details, timestamp FROM audit"
+                    f"SELECT {_EVENT_COLUMNS}, seq FROM audit"
                     f" WHERE entity_id IN ({_marks(len(chunk))}) AND operation = ?",
                     (*chunk, operation),
                 ).fetchall()
-        rows.sort(key=lambda r: r[0])
-        return [AuditEvent(r[1], r[2], r[3], r[4], json.loads(r[5]), r[6]) for r in rows]
+        rows.sort(key=lambda r: r[-1])
+        return [_event(r) for r in rows]
+
+
+_EVENT_COLUMNS = "operation, entity_type, entity_id, actor, details, timestamp"
+
+
+def _event(row: Sequence[Any]) -> AuditEvent:
+    """An audit row, selected as _EVENT_COLUMNS (trailing extra columns ignored), as an event."""
+    return AuditEvent(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])

@@ -337,34 +337,39 @@ class EdgeVectorStore:
     ) -> tuple[list[VectorPoint], str | None]:
         """Pages in id order; the offset is the id of the next page's first point."""
         start = point_id(offset) if offset is not None else None
-        with self._use(collection, "scroll") as coll:
-            records, nxt = coll.shard.scroll(
-                qe.ScrollRequest(
-                    offset=start,
-                    limit=max(1, limit),
-                    filter=to_filter(flt),
-                    with_payload=True,
-                    with_vector=False,
-                )
-            )
-        points = [VectorPoint(str(r.id), r.payload or {}) for r in records]
+        points, nxt = self._scroll(collection, "scroll", flt, limit, offset=start)
         return points, (str(nxt) if nxt is not None else None)
 
     def latest(
         self, collection: str, flt: PayloadFilter | None, order_key: str, limit: int
     ) -> list[VectorPoint]:
         """Highest ``order_key`` first (it must have a float index, as ``created_at_ts`` has)."""
-        with self._use(collection, "latest") as coll:
-            records, _ = coll.shard.scroll(
+        order = qe.OrderBy(order_key, qe.Direction.Desc)
+        return self._scroll(collection, "latest", flt, limit, order_by=order)[0]
+
+    def _scroll(
+        self,
+        collection: str,
+        op: str,
+        flt: PayloadFilter | None,
+        limit: int,
+        *,
+        offset: qe.PointId | None = None,
+        order_by: qe.OrderBy | None = None,
+    ) -> tuple[list[VectorPoint], Any]:
+        """One page of points with payloads (no vectors), and the engine's next-page offset."""
+        with self._use(collection, op) as coll:
+            records, nxt = coll.shard.scroll(
                 qe.ScrollRequest(
+                    offset=offset,
                     limit=max(1, limit),
                     filter=to_filter(flt),
                     with_payload=True,
                     with_vector=False,
-                    order_by=qe.OrderBy(order_key, qe.Direction.Desc),
+                    order_by=order_by,
                 )
             )
-        return [VectorPoint(str(r.id), r.payload or {}) for r in records]
+        return [VectorPoint(str(r.id), r.payload or {}) for r in records], nxt
 
     def count(self, collection: str, flt: PayloadFilter | None = None) -> int:
         with self._use(collection, "count") as coll:

@@ -136,11 +136,11 @@ class Ranker:
         votes = utility_votes(self._stores.audit, ids)
         now = utcnow()
         known_base = {cid: b for cid, b in bases.items() if b is not None}
-        threads: dict[str, list[tuple[str, float]]] = {}
-        for cand in candidates:
-            thread = thread_of(cand.record)
-            if thread is not None and cand.record.id in known_base:
-                threads.setdefault(thread, []).append((cand.record.id, known_base[cand.record.id]))
+        thread_by_id = {c.record.id: thread_of(c.record) for c in candidates}
+        threads: dict[str, list[tuple[str, float]]] = {}  # thread -> (id, base) of its candidates
+        for cid, thread in thread_by_id.items():
+            if thread is not None and cid in known_base:
+                threads.setdefault(thread, []).append((cid, known_base[cid]))
         for cand in candidates:
             rec = cand.record
             age = max((now - rec.updated_at).total_seconds() / 86400.0, 0.0)
@@ -158,18 +158,11 @@ class Ranker:
                 else ranking.citations(graph.in_degree.get(rec.id, 0), self._settings.citation_cap),
                 "utility": ranking.utility(votes.get(rec.id, [])),
                 "graph": None if graph.in_degree is None else ranking.graph_proximity(neighbours),
-                "thread": self._thread_support(rec, threads),
+                "thread": None
+                if (thread := thread_by_id[rec.id]) is None
+                else ranking.thread_support([b for cid, b in threads.get(thread, ()) if cid != rec.id]),
             }
             cand.score = ranking.score(components, self._settings.resolved_weights())
-
-    @staticmethod
-    def _thread_support(record: MemoryRecord, threads: dict[str, list[tuple[str, float]]]) -> float | None:
-        """The thread component: None outside threads, else support from the other candidates."""
-        thread = thread_of(record)
-        if thread is None:
-            return None
-        others = [b for cid, b in threads.get(thread, ()) if cid != record.id]
-        return ranking.thread_support(others)
 
     @staticmethod
     def annotate(query: str | None, candidates: Sequence[Candidate]) -> None:

@@ -36,8 +36,8 @@ class ThreadContext:
         before it.
         """
         out: list[str | None] = []
-        for position, record in enumerate(records):
-            thread = thread_of(record) if self._turns > 0 else None
+        threads = [thread_of(r) if self._turns > 0 else None for r in records]
+        for position, (record, thread) in enumerate(zip(records, threads, strict=True)):
             if thread is None:
                 out.append(None)
                 continue
@@ -45,7 +45,7 @@ class ThreadContext:
                 (r.created_at.timestamp(), i, r)
                 for i, r in enumerate(records)
                 if (r.created_at, i) < (record.created_at, position)
-                and thread_of(r) == thread
+                and threads[i] == thread
                 and r.scope.project == record.scope.project
             ]
             batch_ids = {r.id for _, _, r in batch} | {record.id}
