@@ -5,10 +5,11 @@ BIN     = $(VENV)/bin
 
 .PHONY: install test lint typecheck unit bench run clean
 
-install:  ## create .venv and install the service with its dev tools
+install:  ## create .venv, install the service with its dev tools and the e2e tests' TypeScript MCP client
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[dev]"
+	npm ci --prefix tests/e2e/ts --no-audit --no-fund --loglevel=error
 
 test: lint typecheck  ## lint, type-check, then the whole test suite (unit, contract, e2e)
 	$(BIN)/python -m pytest -q

@@ -161,7 +161,7 @@ def _clean_comment(text: str) -> list[str]:
     text = text.strip()
     if text.startswith("/*"):
         text = re.sub(r"^/\*+!?", "", text)
-        text = re.sub(r"\*+/$", "", text)
+        text = re.sub(r"(?<!\*)\*+/$", "", text)  # look-behind: linear on long runs of stars
         return [re.sub(r"^\s*\*(?!/) ?", "", line).rstrip() for line in text.splitlines()]
     out = []
     for line in text.splitlines():

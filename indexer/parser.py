@@ -204,5 +204,5 @@ def _import_name(node: Node, source: bytes) -> str:
     """The module an import names: quotes, Rust use-lists and aliases stripped."""
     text = node_text(node, source).strip().strip("\"'<>`")
     text = text.split("::{")[0].split("{")[0]
-    text = re.sub(r"\s+as\s+\w+$", "", text)
+    text = re.sub(r"(?<!\s)\s+as\s+\w+$", "", text)  # look-behind: linear on long blanks
     return text.removesuffix("::*").removesuffix(".*").strip()

@@ -35,10 +35,14 @@ def main(argv: list[str] | None = None) -> int:
     ):
         if flag:
             os.environ[env] = flag
+    from memory_service.logs import configure_logging
     from memory_service.server import build_server
+    from memory_service.settings import Settings
 
+    settings = Settings()
+    configure_logging(settings.server.log_level)
     try:
-        build_server().run("stdio")
+        build_server(settings).run("stdio")
     except KeyboardInterrupt:
         return 0
     except BaseException as exc:  # report startup failures in one readable line, not a traceback

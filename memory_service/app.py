@@ -104,6 +104,9 @@ class Services:
         }
 
     def close(self) -> None:
+        # A process that exits while the model loads dies in ONNX Runtime's native threads
+        # ("terminate called without an active exception"); a load takes a second or two.
+        self.stores.embedder.wait_ready(timeout=10)
         self.index.jobs.shutdown()
         if self._housekeeper is not None:
             self._housekeeper.stop()

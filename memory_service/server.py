@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -11,9 +12,13 @@ from mcp.server.mcpserver import MCPServer
 
 from memory_service import __version__
 from memory_service.app import Services, open_services
+from memory_service.core.errors import MemoryServiceError
 from memory_service.settings import Settings
 from memory_service.tools import ALL_TOOLS
+from memory_service.tools.guard import RequestGuard
 from memory_service.tools.registry import build_tool
+
+logger = logging.getLogger(__name__)
 
 INSTRUCTIONS = """\
 Long-term memory for this project. Before implementing, search for requirements, design decisions
@@ -24,13 +29,24 @@ Errors come back as {status: error, error: {code, message, details, suggestion}}
 
 
 def build_server(settings: Settings | None = None) -> MCPServer[Any]:
-    """The MCP server; the stores open when a client connects and close when it leaves."""
+    """The MCP server; the stores open when a client connects and close when it leaves.
+
+    If they cannot be opened (another server owns the data directory, a store is broken), the
+    server still speaks MCP so that the client is told why: ``initialize`` fails with the reason.
+    """
     settings = settings or Settings()
     holder: dict[str, Services] = {}
+    failure: dict[str, MemoryServiceError] = {}
 
     @asynccontextmanager
-    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Services]:
-        services = await anyio.to_thread.run_sync(open_services, settings)
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Services | None]:
+        try:
+            services = await anyio.to_thread.run_sync(open_services, settings)
+        except MemoryServiceError as exc:
+            logger.error("memory-service cannot start: %s. %s", exc.message, exc.suggestion)
+            failure["error"] = exc
+            yield None
+            return
         holder["services"] = services
         try:
             yield services
@@ -43,6 +59,7 @@ def build_server(settings: Settings | None = None) -> MCPServer[Any]:
 
     budget = int(settings.server.max_response_tokens * settings.server.chars_per_token)
     tools = [build_tool(spec, services, budget) for spec in ALL_TOOLS]
+    guard = RequestGuard([spec.name for spec in ALL_TOOLS], budget, lambda: failure.get("error"))
     return MCPServer(
         settings.server.name,
         instructions=INSTRUCTIONS,
@@ -50,4 +67,5 @@ def build_server(settings: Settings | None = None) -> MCPServer[Any]:
         tools=tools,
         lifespan=lifespan,
         log_level=settings.server.log_level,
+        middleware=[guard],
     )

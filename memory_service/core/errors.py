@@ -10,6 +10,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from memory_service.core.limits import clip_text, clip_value
+
+# What an envelope may hold of its own text: messages and suggestions are ours, but they may
+# quote input, so they are bounded too (details are clipped value by value).
+_TEXT_CHARS = 1000
+
 
 class MemoryServiceError(Exception):
     """Base class: an error the caller can read and act on."""
@@ -33,15 +39,18 @@ class MemoryServiceError(Exception):
         self.suggestion = suggestion
 
     def to_envelope(self) -> dict[str, Any]:
-        """The seed-001 error envelope (§6.2), with the broad category alongside the code."""
+        """The seed-001 error envelope (§6.2), with the broad category alongside the code.
+
+        Bounded whatever the input: an error repeats at most a prefix and the length of any value.
+        """
         return {
             "status": "error",
             "error": {
                 "code": self.code,
                 "category": self.category,
-                "message": self.message,
-                "details": self.details,
-                "suggestion": self.suggestion,
+                "message": clip_text(self.message, _TEXT_CHARS),
+                "details": clip_value(self.details),
+                "suggestion": clip_text(self.suggestion, _TEXT_CHARS),
             },
         }
 

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
-from memory_service.core.schema_base import DATETIME_FORMAT, UUID_FORMAT, ToolInput, ToolOutput, enum_of
+from memory_service.core.schema_base import (
+    DATETIME_FORMAT,
+    MAX_NAME_CHARS,
+    MAX_PATH_CHARS,
+    MAX_QUERY_CHARS,
+    UUID_FORMAT,
+    ToolInput,
+    ToolOutput,
+    enum_of,
+)
+
+Glob = Annotated[str, Field(max_length=1000)]
 
 WAIT = (
     "Wait for the job to finish before answering (default false: answer at once with the job id). "
@@ -15,7 +26,7 @@ WAIT = (
 
 
 class IndexFileInput(ToolInput):
-    file_path: str = Field(min_length=1)
+    file_path: str = Field(min_length=1, max_length=MAX_PATH_CHARS)
     force: bool = False
 
 
@@ -31,9 +42,9 @@ class IndexFileOutput(ToolOutput):
 
 
 class IndexDirectoryInput(ToolInput):
-    directory_path: str = Field(min_length=1)
-    filters: list[str] | None = Field(default=None, description="Glob patterns to include")
-    exclude: list[str] | None = Field(default=None, description="Glob patterns to exclude")
+    directory_path: str = Field(min_length=1, max_length=MAX_PATH_CHARS)
+    filters: list[Glob] | None = Field(default=None, max_length=100, description="Glob patterns to include")
+    exclude: list[Glob] | None = Field(default=None, max_length=100, description="Glob patterns to exclude")
     wait: bool = Field(default=False, description=WAIT)
 
 
@@ -77,13 +88,15 @@ class IndexStatusOutput(ToolOutput):
 
 class ReindexInput(ToolInput):
     scope: str = Field(default="changed", json_schema_extra=enum_of("full", "changed"))
-    directory_path: str | None = None
+    directory_path: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
     wait: bool = Field(default=False, description=WAIT)
 
 
 class CodeSearchInput(ToolInput):
-    query: str = Field(min_length=1, description="Code snippet or natural language description")
-    language: str | None = None
+    query: str = Field(
+        min_length=1, max_length=MAX_QUERY_CHARS, description="Code snippet or natural language description"
+    )
+    language: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     limit: int = Field(default=10, ge=1, le=50)
 
 
@@ -114,7 +127,7 @@ class CodeSearchOutput(ToolOutput):
 
 class FindDuplicatesInput(ToolInput):
     code: str = Field(min_length=1, description="Function signature or code")
-    language: str | None = None
+    language: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     threshold: float = Field(default=0.85, ge=0.7, le=0.95)
     limit: int = Field(default=5, ge=1, le=20)
 

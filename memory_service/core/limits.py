@@ -68,3 +68,43 @@ def _common_cap(lengths: list[int], excess: int) -> int:
         else:
             hi = mid - 1
     return max(lo, _MARKER_ROOM * 2)
+
+
+# ---------------------------------------------------------------- what errors, logs and audit repeat
+
+# An error, a log line or an audit record repeats at most this much of one input string:
+# a prefix and the length, so a 5 MB value never comes back (or lands on disk) whole.
+ECHO_CHARS = 200
+_ECHO_ITEMS = 50
+
+
+def clip_text(value: str, limit: int = ECHO_CHARS) -> str:
+    """``value`` itself when short, else its first ``limit`` characters and its length."""
+    if len(value) <= limit:
+        return value
+    return f"{value[:limit]}… ({len(value)} characters)"
+
+
+def clip_value(value: Any, limit: int = ECHO_CHARS, *, depth: int = 0) -> Any:
+    """A JSON-able copy of ``value`` with every string clipped, long lists and dicts shortened and
+    nesting cut at four levels: what an error envelope or an audit record may repeat of input."""
+    if isinstance(value, str):
+        return clip_text(value, limit)
+    if isinstance(value, bool | int | float) or value is None:
+        return value
+    if depth >= 4:
+        return f"<{type(value).__name__}>"
+    if isinstance(value, dict):
+        items = list(value.items())
+        out = {
+            clip_text(str(k), limit): clip_value(v, limit, depth=depth + 1) for k, v in items[:_ECHO_ITEMS]
+        }
+        if len(items) > _ECHO_ITEMS:
+            out["…"] = f"{len(items) - _ECHO_ITEMS} more entries"
+        return out
+    if isinstance(value, list | tuple):
+        head = [clip_value(v, limit, depth=depth + 1) for v in list(value)[:_ECHO_ITEMS]]
+        if len(value) > _ECHO_ITEMS:
+            head.append(f"… {len(value) - _ECHO_ITEMS} more items")
+        return head
+    return clip_text(str(value), limit)

@@ -10,15 +10,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# Every pattern here runs on caller text, so each must stay linear in its length: a match may only
+# start where a run of its characters starts (a look-behind), and no two adjacent quantifiers may
+# share characters (``\s*[-#]?\s*`` on a long run of spaces is quadratic). tests/unit/core/
+# test_routing.py feeds each one adversarial input.
+
 # "#123", "PR 45", "PR-45", "pull request 7", "issue 12", "JIRA-123"-style keys, commit hashes.
 _ISSUE = re.compile(
-    r"(?:^|\s)#\d+\b|\b(?:pr|pull request|issue|ticket|bug)\s*[-#]?\s*\d+\b"
+    r"(?:^|\s)#\d+\b|\b(?:pr|pull request|issue|ticket|bug)(?:\s*[-#])?\s*\d+\b"
     r"|(?-i:\b[A-Z][A-Z0-9]{1,9}-\d+\b)|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b",
     re.I,
 )
 # Paths with an extension or a slash, dotted/qualified names, call syntax, camelCase, snake_case.
 _PATH = re.compile(
-    r"[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|kt|rb|c|h|cpp|cs|md|toml|ya?ml)\b"
+    r"(?<![\w.-])[\w.-]+/[\w./-]|(?<![\w-])[\w-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|kt|rb|c|h|cpp|cs|md|toml|ya?ml)\b"
 )
 _SYMBOL = re.compile(
     r"\b\w+\(\)|\b[a-z]+[A-Z]\w*\b|\b[a-z0-9]+_[a-z0-9_]+\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+(?:\.|::)\w+\("

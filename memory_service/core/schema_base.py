@@ -6,15 +6,36 @@ allow extra fields (seed 001 §9.3: consumers ignore what they do not know).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
 from pydantic.json_schema import JsonDict
+from pydantic_core import PydanticCustomError
+
+# Input bounds (seed 001 §4.3, seed 003 sanitisation): no string reaches a service unbounded.
+MAX_TEXT_CHARS = 100_000  # memory content, code snippets: every string without a tighter bound
+MAX_QUERY_CHARS = 10_000  # search queries
+MAX_PATH_CHARS = 4_096  # file and directory paths (PATH_MAX)
+MAX_NAME_CHARS = 64  # languages and other short names
 
 UUID_FORMAT: JsonDict = {"format": "uuid"}
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():  # validation.py reports this like an empty string (VAL_EMPTY)
+        raise PydanticCustomError("string_blank", "String should not be only whitespace")
+    return value
+
+
+# Text that must say something: empty or whitespace-only is refused.
+NonBlank = Annotated[str, AfterValidator(_not_blank)]
 DATETIME_FORMAT: JsonDict = {"format": "date-time"}
 
 
 class ToolInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Unknown fields are refused; any string without its own ``max_length`` has the default one."""
+
+    model_config = ConfigDict(extra="forbid", str_max_length=MAX_TEXT_CHARS)
 
 
 class ToolOutput(BaseModel):

@@ -7,10 +7,9 @@ from typing import Any, TypeVar
 import pydantic
 
 from memory_service.core.errors import ValidationError
+from memory_service.core.limits import clip_text, clip_value
 
 M = TypeVar("M", bound=pydantic.BaseModel)
-
-_MAX_PROVIDED_CHARS = 200
 
 
 def validate_input(model: type[M], arguments: Any, *, field_prefix: str = "") -> M:
@@ -61,11 +60,10 @@ def _field_name(loc: tuple[int | str, ...], prefix: str) -> str:
 
 
 def _short(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > _MAX_PROVIDED_CHARS:
-        return value[:_MAX_PROVIDED_CHARS] + f"... ({len(value)} chars)"
-    if isinstance(value, dict | list) and len(repr(value)) > _MAX_PROVIDED_CHARS:
+    """What an error repeats of a provided value: short values whole, long ones summarised."""
+    if isinstance(value, dict | list) and len(value) > 10:
         return f"<{type(value).__name__} of {len(value)} entries>"
-    return value
+    return clip_value(value)
 
 
 def _describe(err: Any, field: str, model: type[pydantic.BaseModel]) -> tuple[str, str, str, dict[str, Any]]:
@@ -93,14 +91,14 @@ def _describe(err: Any, field: str, model: type[pydantic.BaseModel]) -> tuple[st
         noun = "memory type" if leaf == "type" else f"value for '{field}'"
         return (
             "VAL_INVALID_TYPE" if leaf == "type" else "VAL_INVALID_ENUM",
-            f"Invalid {noun} '{err.get('input')}'. Must be one of: {', '.join(allowed)}",
+            f"Invalid {noun} '{clip_text(str(err.get('input')), 80)}'. Must be one of: {', '.join(allowed)}",
             f"Use one of the valid values listed in the allowed values for '{field}'.",
             {"allowed": allowed},
         )
-    if kind in ("string_too_short", "too_short"):
+    if kind in ("string_too_short", "too_short", "string_blank"):
         return (
             "VAL_EMPTY",
-            f"Field '{field}' must not be empty",
+            f"Field '{field}' must not be empty" + (" or only whitespace" if kind == "string_blank" else ""),
             f"Give '{leaf}' a non-empty value{_hint(leaf)}.",
             {"min_length": ctx.get("min_length")},
         )

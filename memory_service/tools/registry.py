@@ -3,7 +3,9 @@
 We validate arguments ourselves (not the SDK) so that every bad input gets the seed-001 error
 envelope with a suggestion, and publish the seed-001 JSON schema generated from our models.
 Handlers are synchronous service calls run in a worker thread, so a slow store never blocks the
-event loop. Results carry structured content plus the same JSON as text, capped in size.
+event loop. Results carry structured content plus the same JSON as text, capped in size. Errors
+carry the envelope as text only, with ``isError``: ``structuredContent`` must match the tool's
+output schema, and strict clients (the TypeScript SDK) check it even on errors.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
 from memory_service.core.errors import InternalError, MemoryServiceError
-from memory_service.core.limits import fit_to_budget
+from memory_service.core.limits import clip_text, fit_to_budget
 from memory_service.core.validation import validate_input
 from memory_service.tools.schema import model_schema
 
@@ -86,17 +88,17 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> T
             if spec.after is not None:
                 output = await spec.after(services(), request, output, ctx)
             payload, _ = fit_to_budget(output.model_dump(mode="json"), max_chars)
-            return _result(payload, is_error=False)
+            return _result(payload)
         except MemoryServiceError as exc:
-            logger.info("tool %s refused: %s %s", spec.name, exc.code, exc.message)
-            return _result(exc.to_envelope(), is_error=True)
+            logger.info("tool %s refused: %s %s", spec.name, exc.code, clip_text(exc.message))
+            return error_result(exc, max_chars)
         except Exception:
             logger.exception("tool %s failed unexpectedly", spec.name)
             error = InternalError(
                 f"Unexpected error in {spec.name}",
                 suggestion="This is a bug: retry once, and report it with the server log if it persists.",
             )
-            return _result(error.to_envelope(), is_error=True)
+            return error_result(error, max_chars)
 
     return Tool(
         fn=call,
@@ -111,11 +113,17 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> T
     )
 
 
-def _result(payload: dict[str, Any], *, is_error: bool) -> CallToolResult:
+def _result(payload: dict[str, Any]) -> CallToolResult:
     text = json.dumps(payload, ensure_ascii=False)
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=payload, is_error=is_error
-    )
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
+
+
+def error_result(error: MemoryServiceError, max_chars: int) -> CallToolResult:
+    """The seed-001 envelope as text with ``isError``; no structured content, which would have
+    to match the success schema (MCP 2025-11-25: tool errors are reported in the result)."""
+    payload, _ = fit_to_budget(error.to_envelope(), max_chars)
+    text = json.dumps(payload, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 _NON_STRING = {"object", "array", "integer", "number", "boolean"}

@@ -34,10 +34,14 @@ async def client(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Clie
 
 
 def payload(result: CallToolResult) -> dict[str, Any]:
-    """The JSON a tool returned; structured content and text must agree."""
+    """The JSON a tool returned. A success carries it as structured content and as text; an error
+    only as text, since structured content must match the output schema (strict clients check)."""
     text = result.content[0].text  # type: ignore[union-attr]
     data = json.loads(text)
-    assert result.structured_content == data
+    if result.is_error:
+        assert result.structured_content is None, "an error must not carry structuredContent"
+    else:
+        assert result.structured_content == data
     return data
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -137,7 +138,14 @@ def test_second_server_on_same_data_dir_fails_clearly(tmp_path: Path) -> None:
             capture_output=True,
             timeout=60,
         )
-        assert second.returncode == 1
+        # The MCP client is told why: initialize fails with the reason and what to do.
+        reply = json.loads(second.stdout.splitlines()[0])
+        assert "result" not in reply, reply
+        message = reply["error"]["message"]
+        assert "in use by another memory-service process" in message, reply
+        assert reply["error"]["data"]["code"] == "SVC_DATA_DIR_LOCKED"
+        assert reply["error"]["data"]["suggestion"]
+        # ...and so is whoever reads stderr, in one line, with no traceback.
         assert b"in use by another memory-service process" in second.stderr, second.stderr
         assert b"Traceback" not in second.stderr
     finally:
