@@ -18,6 +18,7 @@ app = typer.Typer(
     help="Operate a memory-service data directory: health, statistics, code indexing.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # plain help: flags read as flags (``--json``), not as ``--json <bool>``
 )
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
@@ -26,6 +27,19 @@ DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Data directory (default: MEMORY_DATA_DIR or per project).")
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+@app.callback()
+def main(ctx: typer.Context, as_json: AsJson = False) -> None:
+    """Operate a memory-service data directory: health, statistics, code indexing.
+
+    --json goes before or after the command: `memory-cli --json stats` or `memory-cli stats --json`.
+    """
+    ctx.obj = {"json": as_json}
+
+
+def _json(ctx: typer.Context, as_json: bool) -> bool:
+    return as_json or bool((ctx.obj or {}).get("json"))
 
 
 def _settings(data_dir: Path | None) -> Settings:
@@ -52,8 +66,9 @@ def _open(settings: Settings) -> Any:
 
 
 @app.command()
-def health(data_dir: DataDir = None, as_json: AsJson = False) -> None:
+def health(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False) -> None:
     """Check each store and the embedding model; exit 1 if anything is unavailable."""
+    as_json = _json(ctx, as_json)
     settings = _settings(data_dir)
     services = _open(settings)
     try:
@@ -150,8 +165,9 @@ def index(
 
 
 @app.command()
-def stats(data_dir: DataDir = None, as_json: AsJson = False) -> None:
+def stats(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False) -> None:
     """Show memory counts by type, relationships, storage sizes and sync state."""
+    as_json = _json(ctx, as_json)
     settings = _settings(data_dir)
     services = _open(settings)
     try:

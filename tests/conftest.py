@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -16,17 +17,59 @@ def model_path() -> Path:
     return Path(os.environ.get("MEMORY_TEST_MODEL_PATH") or SHARED / "models" / "all-MiniLM-L6-v2-onnx")
 
 
+# A skip whose reason starts with this says the test does not apply (another platform, a backend
+# without the feature); any other skip means something the suite needs is missing.
+NOT_APPLICABLE = "not applicable:"
+
+
+def missing(message: str) -> NoReturn:
+    """Something a test needs is absent: a failure in CI (``CI`` set), a visible skip locally."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{message} (CI is set, so a missing test dependency fails instead of skipping)")
+    pytest.skip(message)
+
+
 def require_model() -> Path:
     path = model_path()
     if not (path / "model.onnx").exists():
-        message = (
+        missing(
             f"embedding model not found at {path}: set MEMORY_TEST_MODEL_PATH to a folder holding "
             "the ONNX export of all-MiniLM-L6-v2"
         )
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
     return path
+
+
+def _skip_reasons(config: pytest.Config) -> dict[str, int]:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    reasons: dict[str, int] = {}
+    for report in reporter.stats.get("skipped", []) if reporter else []:
+        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    return reasons
+
+
+def _missing_parts(reasons: dict[str, int]) -> list[str]:
+    return [r for r in reasons if not r.startswith(NOT_APPLICABLE)]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Say how many tests were skipped and why."""
+    reasons = _skip_reasons(config)
+    if not reasons:
+        return
+    terminalreporter.section(f"{sum(reasons.values())} skipped, by reason")
+    for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
+        terminalreporter.line(f"{count:5d}  {reason}")
+    if os.environ.get("CI") and _missing_parts(reasons):
+        terminalreporter.line("CI is set: a skip for a missing part fails the run.", red=True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """In CI, a run that skipped anything for a missing part fails, even if every test passed."""
+    if os.environ.get("CI") and exitstatus == 0 and _missing_parts(_skip_reasons(session.config)):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

@@ -76,16 +76,21 @@ def _common_cap(lengths: list[int], excess: int) -> int:
 # a prefix and the length, so a 5 MB value never comes back (or lands on disk) whole.
 ECHO_CHARS = 200
 _ECHO_ITEMS = 50
+# An audit record keeps more (a vote's rationale is up to 2,000 characters) but not a whole input.
+AUDIT_TEXT_CHARS = 4000
+AUDIT_ITEMS = 200
 
 
 def clip_text(value: str, limit: int = ECHO_CHARS) -> str:
-    """``value`` itself when short, else its first ``limit`` characters and its length."""
+    """``value`` itself when short, else a prefix and its length, ``limit`` characters in all
+    (so clipping twice changes nothing)."""
     if len(value) <= limit:
         return value
-    return f"{value[:limit]}… ({len(value)} characters)"
+    suffix = f"… ({len(value)} characters)"
+    return value[: max(limit - len(suffix), 0)] + suffix
 
 
-def clip_value(value: Any, limit: int = ECHO_CHARS, *, depth: int = 0) -> Any:
+def clip_value(value: Any, limit: int = ECHO_CHARS, *, items: int = _ECHO_ITEMS, depth: int = 0) -> Any:
     """A JSON-able copy of ``value`` with every string clipped, long lists and dicts shortened and
     nesting cut at four levels: what an error envelope or an audit record may repeat of input."""
     if isinstance(value, str):

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from memory_service.core.limits import AUDIT_ITEMS, AUDIT_TEXT_CHARS, clip_value
+
 # --------------------------------------------------------------------------- health
 
 
@@ -332,6 +334,13 @@ class AuditEvent:
     actor: str
     details: dict[str, Any] = field(default_factory=dict)
     timestamp: str | None = None
+
+    def __post_init__(self) -> None:
+        # What a mutation repeats of its input is bounded: the record says what changed, and
+        # the memory itself holds the full text (ids, hashes and field names are short anyway).
+        object.__setattr__(
+            self, "details", clip_value(self.details, AUDIT_TEXT_CHARS, items=AUDIT_ITEMS)
+        )  # frozen
 
 
 @runtime_checkable

@@ -117,7 +117,8 @@ class LocalDB:
             code="SVC_LOCAL_STORE",
             details={"path": str(self.path), "operation": operation, "error": str(exc)},
             suggestion="Check that the data directory is writable and the disk is not full; "
-            "if the file is corrupt, restore it from a backup (memory-cli restore).",
+            "if the file is corrupt, stop the server and replace it with a backup copy "
+            "(memory-cli health shows the state of each store).",
         )
 
     @contextmanager

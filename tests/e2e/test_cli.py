@@ -54,9 +54,13 @@ async def test_health_and_stats_report_real_state(tmp_path: Path) -> None:
     assert report["healthy"] is True
     assert states["vectors"] == "ok" and states["graph"] == "ok" and states["embedding"] == "ok"
 
-    stats = _cli("stats", "--json", env=env)
+    stats = _cli("--json", "stats", env=env)  # --json is a flag, before or after the command
     assert stats.returncode == 0, stats.stderr
     figures = json.loads(stats.stdout)
+    assert figures == json.loads(_cli("stats", "--json", env=env).stdout)
+    storage = figures["storage"]  # each store named by what it is
+    assert storage["vector_store"] == "qdrant-edge" and storage["graph_store"] == "ladybug"
+    assert storage["graph_size_mb"] > 0 and "neo4j_size_mb" not in storage
     assert figures["memories"]["total"] == 2
     assert figures["memories"]["by_type"] == {"requirements": 1, "design": 1}
     assert figures["relationships"]["by_type"] == {"RELATES_TO": 1}
@@ -76,6 +80,8 @@ def test_health_without_model_exits_nonzero_and_says_why(tmp_path: Path) -> None
 def test_help_lists_commands() -> None:
     out = _cli("--help", env={})
     assert out.returncode == 0 and "health" in out.stdout and "stats" in out.stdout
+    flag = next(line for line in out.stdout.splitlines() if "--json" in line)
+    assert "<bool>" not in flag and "TEXT" not in flag  # a flag, not an option taking a value
 
 
 def test_index_command_indexes_then_skips_unchanged(tmp_path: Path) -> None:

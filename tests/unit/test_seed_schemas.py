@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import Any
 
 import pytest
 
 from memory_service.tools import ALL_TOOLS
-from tests.conftest import SHARED
+from tests.conftest import NOT_APPLICABLE, SHARED, missing
 
 IGNORED_KEYS = {"description"}
 
@@ -18,9 +17,7 @@ IGNORED_KEYS = {"description"}
 def _seed_schemas() -> dict[str, dict[str, Any]]:
     seeds = sorted((SHARED / "seeds").glob("001_*.txt"))
     if not seeds:
-        if os.environ.get("CI"):
-            pytest.fail(f"seed 001 not found under {SHARED / 'seeds'}")
-        pytest.skip("seed 001 (../shared/seeds) not beside this checkout")
+        missing(f"seed 001 not found under {SHARED / 'seeds'}: check out ../shared beside this repository")
     text = seeds[0].read_text()
     out: dict[str, dict[str, Any]] = {}
     for match in re.finditer(r"^##### (\w+)\n(.*?)(?=^##### |^#### |^### |\Z)", text, re.S | re.M):
@@ -56,7 +53,7 @@ def _seed_for(name: str) -> dict[str, Any]:
     against their own contracts elsewhere."""
     seeds = _seed_schemas()
     if name not in seeds:
-        pytest.skip(f"{name} is not a seed-001 tool")
+        pytest.skip(f"{NOT_APPLICABLE} {name} is not a seed-001 tool")
     return seeds[name]
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from memory_service.core.limits import fit_to_budget, json_size
+from memory_service.core.limits import clip_text, clip_value, fit_to_budget, json_size
+from memory_service.core.ports import AuditEvent
 
 
 def test_small_payload_is_untouched() -> None:
@@ -27,3 +28,30 @@ def test_many_fields_all_shrink_to_fit() -> None:
     payload = {"results": [{"content": str(i) * 9_000} for i in range(10)]}
     out, truncated = fit_to_budget(payload, 30_000)
     assert truncated and json_size(out) <= 30_000
+
+
+def test_clip_text_keeps_a_prefix_and_the_length_within_the_limit() -> None:
+    clipped = clip_text("x" * 1_000_000, 200)
+    assert len(clipped) == 200 and clipped.startswith("xxx") and "(1000000 characters)" in clipped
+    assert clip_text(clipped, 200) == clipped  # clipping twice changes nothing
+    assert clip_text("short", 200) == "short"
+
+
+def test_clip_value_bounds_strings_lists_dicts_and_depth() -> None:
+    value = {
+        "provided": "v" * 5_000_000,
+        "errors": [{"field": f"f{i}", "problem": "p" * 1000} for i in range(500)],
+        "deep": {"a": {"b": {"c": {"d": {"e": "too deep"}}}}},
+        "k" * 10_000: 1,
+    }
+    clipped = clip_value(value)
+    assert json_size(clipped) < 20_000
+    assert len(clipped["errors"]) == 51 and clipped["errors"][-1] == "… 450 more items"
+    assert clipped["deep"]["a"]["b"]["c"] == "<dict>"
+    assert all(len(k) <= 200 for k in clipped)
+
+
+def test_audit_events_never_store_input_whole() -> None:
+    event = AuditEvent("create", "memory", "id", "actor", {"rationale": "r" * 2000, "blob": "b" * 1_000_000})
+    assert event.details["rationale"] == "r" * 2000
+    assert len(event.details["blob"]) == 4000
