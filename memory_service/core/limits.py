@@ -100,16 +100,17 @@ def clip_value(value: Any, limit: int = ECHO_CHARS, *, items: int = _ECHO_ITEMS,
     if depth >= 4:
         return f"<{type(value).__name__}>"
     if isinstance(value, dict):
-        items = list(value.items())
+        pairs = list(value.items())
         out = {
-            clip_text(str(k), limit): clip_value(v, limit, depth=depth + 1) for k, v in items[:_ECHO_ITEMS]
+            clip_text(str(k), limit): clip_value(v, limit, items=items, depth=depth + 1)
+            for k, v in pairs[:items]
         }
-        if len(items) > _ECHO_ITEMS:
-            out["…"] = f"{len(items) - _ECHO_ITEMS} more entries"
+        if len(pairs) > items:
+            out["…"] = f"{len(pairs) - items} more entries"
         return out
     if isinstance(value, list | tuple):
-        head = [clip_value(v, limit, depth=depth + 1) for v in list(value)[:_ECHO_ITEMS]]
-        if len(value) > _ECHO_ITEMS:
-            head.append(f"… {len(value) - _ECHO_ITEMS} more items")
+        head = [clip_value(v, limit, items=items, depth=depth + 1) for v in list(value)[:items]]
+        if len(value) > items:
+            head.append(f"… {len(value) - items} more items")
         return head
     return clip_text(str(value), limit)
