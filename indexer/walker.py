@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
 from fnmatch import fnmatch
 from pathlib import Path
@@ -21,6 +21,7 @@ from typing import NamedTuple
 from pathspec import GitIgnoreSpec
 
 from indexer.languages import language_for_path
+from indexer.safe_read import FileTooLarge, NotRegularFile, OutsideRoot, open_dir, read_source
 
 
 class SkipReason(StrEnum):
@@ -34,6 +35,7 @@ class SkipReason(StrEnum):
     TOO_LARGE = "too_large"
     UNSUPPORTED = "unsupported"  # no grammar for the extension
     SYMLINK = "symlink"  # not followed: avoids cycles and files outside the project
+    SPECIAL = "special"  # a FIFO, socket or device: never opened (a FIFO would block the walk)
     UNREADABLE = "unreadable"
 
 
@@ -90,6 +92,7 @@ _GENERATED_HEADER = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _HEAD_BYTES = 8192
+_IGNORE_FILE_BYTES = 16_000_000  # a .gitignore is never source; dropping a big one would index too much
 
 
 def iter_source_files(
@@ -98,8 +101,12 @@ def iter_source_files(
     exclude_globs: Iterable[str] | None = None,
     max_file_bytes: int = 1_000_000,
     skip_dirs: frozenset[str] = DEFAULT_SKIP_DIRS,
+    roots: Sequence[Path] | None = None,
 ) -> Iterator[WalkEntry]:
     """Walk `root` in sorted order, yielding every file and every pruned directory.
+
+    Directories are listed and files sniffed through `indexer.safe_read`, so a directory swapped
+    for a symlink mid-walk is skipped (SYMLINK), not followed, and a FIFO is never opened.
 
     Args:
         root: Project root; `.gitignore` files at and below it are honoured.
@@ -108,19 +115,76 @@ def iter_source_files(
         exclude_globs: Gitignore-style patterns relative to root to leave out (``tests/``).
         max_file_bytes: Larger files are skipped as TOO_LARGE (minified or data-like).
         skip_dirs: Directory names pruned anywhere as VENDORED.
+        roots: Resolved directories the walk may read in (the caller's allowed roots);
+            default: `root` itself.
+
+    Raises:
+        InvalidGlobError: A pattern in `include_globs` or `exclude_globs` does not compile.
     """
     root = root.resolve()
-    include = GitIgnoreSpec.from_lines(include_globs) if include_globs else None
-    exclude = GitIgnoreSpec.from_lines(exclude_globs) if exclude_globs else None
-    root_lines = _read_lines(root / ".git" / "info" / "exclude")
-    yield from _walk(root, "", [], root_lines, include, exclude, max_file_bytes, skip_dirs)
+    rules = _Rules(
+        compile_globs(include_globs),
+        compile_globs(exclude_globs),
+        max_file_bytes,
+        skip_dirs,
+        tuple(roots) if roots is not None else (root,),
+    )
+    if not any(root.is_relative_to(r) for r in rules.roots):  # e.g. swapped for a symlink
+        yield WalkEntry(root, SkipReason.SYMLINK)
+        return
+    root_lines = _read_lines(root / ".git" / "info" / "exclude", rules.roots)
+    yield from _walk(root, "", [], root_lines, rules)
 
 
-def _read_lines(path: Path) -> list[str]:
+class InvalidGlobError(ValueError):
+    """A gitignore-style pattern that does not compile; `pattern` says which."""
+
+    def __init__(self, pattern: str, reason: str) -> None:
+        super().__init__(f"invalid pattern {pattern!r}: {reason}")
+        self.pattern = pattern
+        self.reason = reason
+
+
+def compile_globs(patterns: Iterable[str] | None) -> GitIgnoreSpec | None:
+    """The patterns as one spec (None when there are none), or `InvalidGlobError` for a bad one."""
+    if not patterns:
+        return None
+    patterns = list(patterns)
+    for pattern in patterns:  # one at a time, to name the culprit
+        try:
+            GitIgnoreSpec.from_lines([pattern])
+        except (ValueError, re.error) as exc:
+            raise InvalidGlobError(pattern, str(exc)) from None
+    return GitIgnoreSpec.from_lines(patterns)
+
+
+def skip_reason(exc: OSError) -> SkipReason:
+    """Why a file that `read_source` refused (or failed to read) is skipped."""
+    if isinstance(exc, FileTooLarge):
+        return SkipReason.TOO_LARGE
+    if isinstance(exc, NotRegularFile):
+        return SkipReason.SPECIAL
+    if isinstance(exc, OutsideRoot):
+        return SkipReason.SYMLINK
+    return SkipReason.UNREADABLE
+
+
+class _Rules(NamedTuple):
+    """What stays the same for a whole walk."""
+
+    include: GitIgnoreSpec | None
+    exclude: GitIgnoreSpec | None
+    max_file_bytes: int
+    skip_dirs: frozenset[str]
+    roots: tuple[Path, ...]
+
+
+def _read_lines(path: Path, roots: Sequence[Path]) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        raw = read_source(path, roots, max_bytes=_IGNORE_FILE_BYTES)
     except OSError:
         return []
+    return raw.decode("utf-8", errors="replace").splitlines()
 
 
 def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, GitIgnoreSpec]]) -> bool:
@@ -133,70 +197,82 @@ def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, GitIgnoreSpec]]) -> 
     return False
 
 
+def _list(directory: Path, roots: Sequence[Path]) -> list[tuple[str, str]]:
+    """(name, kind) of each entry, sorted; kind is "symlink", "dir", "file" or "special".
+
+    The directory is opened by descriptor without following links, and the kinds are taken
+    while it is open, so what is listed is the directory that was checked.
+    """
+    fd = open_dir(directory, roots)
+    try:
+        with os.scandir(fd) as entries:
+            return sorted((entry.name, _kind(entry)) for entry in entries)
+    finally:
+        os.close(fd)
+
+
+def _kind(entry: os.DirEntry[str]) -> str:
+    if entry.is_symlink():
+        return "symlink"
+    if entry.is_dir(follow_symlinks=False):
+        return "dir"
+    return "file" if entry.is_file(follow_symlinks=False) else "special"
+
+
 def _walk(
     directory: Path,
     rel_dir: str,
     specs: list[tuple[str, GitIgnoreSpec]],
     extra_lines: list[str],
-    include: GitIgnoreSpec | None,
-    exclude: GitIgnoreSpec | None,
-    max_file_bytes: int,
-    skip_dirs: frozenset[str],
+    rules: _Rules,
 ) -> Iterator[WalkEntry]:
-    lines = extra_lines + _read_lines(directory / ".gitignore")
+    try:
+        entries = _list(directory, rules.roots)
+    except OSError as exc:
+        yield WalkEntry(directory, skip_reason(exc))  # SYMLINK when it was swapped for one
+        return
+    lines = extra_lines + _read_lines(directory / ".gitignore", rules.roots)
     if lines:
         specs = [*specs, (rel_dir, GitIgnoreSpec.from_lines(lines))]
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
-        yield WalkEntry(directory, SkipReason.UNREADABLE)
-        return
-    for entry in entries:
-        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-        path = Path(entry.path)
-        if entry.is_symlink():
+    for name, kind in entries:
+        rel = f"{rel_dir}/{name}" if rel_dir else name
+        path = directory / name
+        if kind == "symlink":
             yield WalkEntry(path, SkipReason.SYMLINK)
-        elif entry.is_dir():
-            if entry.name in skip_dirs or entry.name.endswith(".egg-info") or (path / "pyvenv.cfg").exists():
+        elif kind == "dir":
+            if name in rules.skip_dirs or name.endswith(".egg-info") or (path / "pyvenv.cfg").exists():
                 yield WalkEntry(path, SkipReason.VENDORED)
             elif _ignored(rel, True, specs):
                 yield WalkEntry(path, SkipReason.GITIGNORED)
-            elif exclude is not None and exclude.match_file(f"{rel}/"):
+            elif rules.exclude is not None and rules.exclude.match_file(f"{rel}/"):
                 yield WalkEntry(path, SkipReason.EXCLUDED)
             else:
-                yield from _walk(path, rel, specs, [], include, exclude, max_file_bytes, skip_dirs)
+                yield from _walk(path, rel, specs, [], rules)
         else:
-            yield _check_file(entry, path, rel, specs, include, exclude, max_file_bytes)
+            yield _check_file(path, rel, kind == "special", specs, rules)
 
 
 def _check_file(
-    entry: os.DirEntry[str],
-    path: Path,
-    rel: str,
-    specs: list[tuple[str, GitIgnoreSpec]],
-    include: GitIgnoreSpec | None,
-    exclude: GitIgnoreSpec | None,
-    max_file_bytes: int,
+    path: Path, rel: str, special: bool, specs: list[tuple[str, GitIgnoreSpec]], rules: _Rules
 ) -> WalkEntry:
-    """Cheap checks first (names, size), then the first 8 KB (NUL bytes, generated headers)."""
+    """Cheap checks first (names, type), then the first 8 KB (size, NUL bytes, generated headers)."""
     if _ignored(rel, False, specs):
         return WalkEntry(path, SkipReason.GITIGNORED)
-    if (exclude is not None and exclude.match_file(rel)) or (
-        include is not None and not include.match_file(rel)
+    if (rules.exclude is not None and rules.exclude.match_file(rel)) or (
+        rules.include is not None and not rules.include.match_file(rel)
     ):
         return WalkEntry(path, SkipReason.EXCLUDED)
-    language = language_for_path(entry.name)
+    language = language_for_path(path.name)
     if language is None:
         return WalkEntry(path, SkipReason.UNSUPPORTED)
-    if any(fnmatch(entry.name, pattern) for pattern in _GENERATED_NAMES):
+    if any(fnmatch(path.name, pattern) for pattern in _GENERATED_NAMES):
         return WalkEntry(path, SkipReason.GENERATED, language)
+    if special:
+        return WalkEntry(path, SkipReason.SPECIAL, language)
     try:
-        if entry.stat().st_size > max_file_bytes:
-            return WalkEntry(path, SkipReason.TOO_LARGE, language)
-        with open(path, "rb") as handle:
-            head = handle.read(_HEAD_BYTES)
-    except OSError:
-        return WalkEntry(path, SkipReason.UNREADABLE, language)
+        head = read_source(path, rules.roots, max_bytes=rules.max_file_bytes, head=_HEAD_BYTES)
+    except OSError as exc:
+        return WalkEntry(path, skip_reason(exc), language)
     if b"\x00" in head:
         return WalkEntry(path, SkipReason.BINARY, language)
     if _GENERATED_HEADER.search(head, 0, 2048):

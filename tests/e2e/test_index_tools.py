@@ -228,6 +228,16 @@ async def test_reindex_changed_touches_only_what_changed(indexed: tuple[Client, 
         ("index_directory", {"directory_path": "/usr"}, "VAL_PATH_OUTSIDE_ROOTS"),
         ("index_directory", {"directory_path": "shop/billing.py"}, "VAL_NOT_A_DIRECTORY"),
         ("index_directory", {"directory_path": "nope"}, "NF_PATH"),
+        ("index_file", {"file_path": "shop/bill\x00ing.py"}, "VAL_INVALID_PATH"),
+        ("index_file", {"file_path": "a" * 300 + ".py"}, "VAL_PATH_TOO_LONG"),
+        ("index_file", {"file_path": "/".join(["abcdefgh"] * 454)}, "VAL_PATH_TOO_LONG"),  # > PATH_MAX
+        ("index_file", {"file_path": "~no_such_user_here/x.py"}, "VAL_INVALID_PATH"),
+        ("index_directory", {"directory_path": "sh\x00op"}, "VAL_INVALID_PATH"),
+        ("index_directory", {"directory_path": "d" * 300}, "VAL_PATH_TOO_LONG"),
+        ("index_directory", {"directory_path": "shop", "exclude": ["tests/", "!"]}, "VAL_INVALID_GLOB"),
+        ("index_directory", {"directory_path": "shop", "filters": ["[z-a].py"]}, "VAL_INVALID_GLOB"),
+        ("reindex", {"directory_path": "sh\x00op"}, "VAL_INVALID_PATH"),
+        ("reindex", {"directory_path": "d" * 300}, "VAL_PATH_TOO_LONG"),
         ("index_status", {"job_id": "00000000-0000-4000-8000-000000000000"}, "NF_JOB"),
         ("index_status", {"job_id": "job-1"}, "VAL_INVALID_UUID"),
         ("reindex", {"scope": "partial"}, "VAL_INVALID_ENUM"),
@@ -247,6 +257,18 @@ async def test_index_tools_bad_inputs(
     client, _ = indexed
     error = await call_error(client, tool, args)
     assert error["code"] == code, error
+    assert "\x00" not in error["message"] and len(error["message"]) < 400  # a prefix, never the input
+
+
+async def test_bad_path_errors_say_what_and_how_to_fix(indexed: tuple[Client, Path]) -> None:
+    client, _ = indexed
+    nul = await call_error(client, "index_file", {"file_path": "shop/bill\x00ing.py"})
+    assert "NUL byte" in nul["message"] and "without NUL bytes" in nul["suggestion"]
+    assert nul["details"] == {"field": "file_path", "provided": "shop/bill\\x00ing.py", "length": 16}
+    long = await call_error(client, "reindex", {"directory_path": "d" * 300})
+    assert "300 bytes, over the 255-byte limit" in long["message"] and "255 bytes" in long["suggestion"]
+    assert long["details"]["field"] == "directory_path" and long["details"]["length"] == 300
+    assert len(long["details"]["provided"]) < 100
 
 
 async def test_progress_notifications_when_waiting(indexed: tuple[Client, Path]) -> None:

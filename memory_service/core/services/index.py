@@ -24,6 +24,8 @@ from indexer import (
     parse_source,
     resolve_relations,
 )
+from indexer.safe_read import RefusedFile
+from indexer.walker import skip_reason
 from memory_service.core import code_records as cr
 from memory_service.core.errors import ValidationError
 from memory_service.core.index_schemas import IndexFileInput, IndexFileOutput
@@ -71,17 +73,15 @@ class CodeIndexer:
                 message=f"No grammar for '{path.suffix or path.name}' files; supported: "
                 "python, javascript, typescript, tsx, go, rust, java, c, cpp.",
             )
+        try:
+            raw = self._paths.read_input(path, req.file_path, field="file_path")
+        except OSError as exc:
+            raise _unreadable(key, f"unreadable: {exc.strerror or exc}") from None
         stats: dict[str, Any] = defaultdict(float)
         with self._lock:
-            fi = self._parse_one(path, language, force=req.force, stats=stats)
+            fi = self._parse_one(key, raw, language, force=req.force, stats=stats)
             if stats.get("failures"):
-                failure = stats["failures"][0]["error"]
-                raise ValidationError(
-                    f"Could not index '{req.file_path}': {failure}",
-                    code="VAL_FILE_UNREADABLE",
-                    details={"field": "file_path", "provided": req.file_path, "reason": failure},
-                    suggestion="Check that the file is readable source code; other files are not affected.",
-                )
+                raise _unreadable(key, stats["failures"][0]["error"])
             if fi is None:
                 return IndexFileOutput(
                     status="skipped",
@@ -121,7 +121,10 @@ class CodeIndexer:
         stats: dict[str, Any] = defaultdict(float)
         skipped: Counter[str] = Counter()
         todo: list[tuple[Path, str]] = []
-        for entry in iter_source_files(directory, include, exclude, self._paths.max_file_bytes):
+        walk = iter_source_files(
+            directory, include, exclude, self._paths.max_file_bytes, roots=self._paths.roots
+        )
+        for entry in walk:
             if entry.skipped is None and entry.language:
                 todo.append((entry.path, entry.language))
             else:
@@ -133,8 +136,9 @@ class CodeIndexer:
             batch: list[FileIndex] = []
             batch_units = 0
             for i, (path, language) in enumerate(todo):
-                seen.add(self._paths.key(path))
-                fi = self._parse_one(path, language, force=force, stats=stats)
+                key = self._paths.key(path)
+                raw = self._read_walked(path, key, seen, skipped, stats)
+                fi = None if raw is None else self._parse_one(key, raw, language, force=force, stats=stats)
                 if fi is not None:
                     batch.append(fi)
                     changed.add(fi.path)
@@ -166,16 +170,26 @@ class CodeIndexer:
 
     # ------------------------------------------------------------------ steps
 
-    def _parse_one(
-        self, path: Path, language: str, *, force: bool, stats: dict[str, Any]
-    ) -> FileIndex | None:
-        """The file's parse, or None when it is unchanged (same content hash) or could not be read."""
-        key = self._paths.key(path)
+    def _read_walked(
+        self, path: Path, key: str, seen: set[str], skipped: Counter[str], stats: dict[str, Any]
+    ) -> bytes | None:
+        """A walked file's bytes, or None: skipped when it has become what the walk skips since
+        it was walked (a symlink on the way, a FIFO, too large), a failure when unreadable."""
         try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            self._failure(stats, key, f"unreadable: {exc}")
+            raw = self._paths.read(path)
+        except RefusedFile as exc:
+            skipped[skip_reason(exc)] += 1
             return None
+        except OSError as exc:
+            self._failure(stats, key, f"unreadable: {exc.strerror or exc}")
+            raw = None
+        seen.add(key)  # an unreadable file keeps what was indexed of it: the error may pass
+        return raw
+
+    def _parse_one(
+        self, key: str, raw: bytes, language: str, *, force: bool, stats: dict[str, Any]
+    ) -> FileIndex | None:
+        """The file's parse, or None when it is unchanged (same content hash) or could not be parsed."""
         known = self._project().get(key)
         if not force and known is not None and known.content_hash == hashlib.sha256(raw).hexdigest():
             stats["files_unchanged"] += 1
@@ -314,6 +328,15 @@ class CodeIndexer:
 
     def totals(self) -> dict[str, Any]:
         return self._state.totals()
+
+
+def _unreadable(key: str, reason: str) -> ValidationError:
+    return ValidationError(
+        f"Could not index '{key}': {reason}",
+        code="VAL_FILE_UNREADABLE",
+        details={"field": "file_path", "provided": key, "reason": reason},
+        suggestion="Check that the file is readable source code; other files are not affected.",
+    )
 
 
 def _under(key: str, prefix: str) -> bool:

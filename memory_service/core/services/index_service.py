@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from indexer.walker import InvalidGlobError, compile_globs
 from memory_service.core import code_records as cr
 from memory_service.core.errors import NotFoundError, ValidationError
 from memory_service.core.index_schemas import (
@@ -23,7 +24,7 @@ from memory_service.core.ports import AuditEvent
 from memory_service.core.records import Stores
 from memory_service.core.services.guards import parse_uuid
 from memory_service.core.services.index import CodeIndexer
-from memory_service.core.services.paths import PathPolicy
+from memory_service.core.services.paths import PathPolicy, echo
 
 
 class IndexService:
@@ -49,6 +50,8 @@ class IndexService:
 
     def start_directory(self, req: IndexDirectoryInput) -> JobStarted:
         directory = self._paths.resolve(req.directory_path, field="directory_path", want="dir")
+        _check_globs(req.filters, "filters")
+        _check_globs(req.exclude, "exclude")
         return self._start(
             "index_directory", directory, req.filters, req.exclude, force=False, remove_missing=False
         )
@@ -116,6 +119,21 @@ class IndexService:
             last_indexed=totals["last_indexed"],
             languages=totals["languages"],
         )
+
+
+def _check_globs(patterns: list[str] | None, field: str) -> None:
+    """A pattern that does not compile is refused now, not found out by the job later."""
+    try:
+        compile_globs(patterns)
+    except InvalidGlobError as exc:
+        index = (patterns or []).index(exc.pattern)
+        raise ValidationError(
+            f"Invalid pattern in '{field}': '{echo(exc.pattern)}' ({echo(exc.reason)})",
+            code="VAL_INVALID_GLOB",
+            details={"field": f"{field}[{index}]", "provided": echo(exc.pattern), "length": len(exc.pattern)},
+            suggestion="Use gitignore-style patterns such as 'src/**/*.py', 'tests/' or '*_test.go'; "
+            "a lone '!' and reversed ranges like '[z-a]' are not patterns.",
+        ) from None
 
 
 def job_view(state: JobState) -> JobView:

@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 
 from indexer import SkipReason, iter_source_files, parse_file
+from indexer.walker import InvalidGlobError
+from tests.fifo_guard import fifo_guard
 
 
 def _tree(root: Path, files: dict[str, str | bytes]) -> None:
@@ -131,13 +133,53 @@ def test_entries_carry_the_language_for_files_to_parse(tmp_path: Path) -> None:
     }
 
 
-@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks on this platform")
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="not applicable: no symlinks on this platform")
 def test_symlinks_are_not_followed(tmp_path: Path) -> None:
     _tree(tmp_path, {"real/a.py": ""})
     (tmp_path / "loop").symlink_to(tmp_path, target_is_directory=True)
     (tmp_path / "link.py").symlink_to(tmp_path / "real" / "a.py")
     walked = _walk(tmp_path)
     assert walked == {"link.py": SkipReason.SYMLINK, "loop": SkipReason.SYMLINK, "real/a.py": None}
+
+
+def test_fifos_are_skipped_without_blocking_the_walk(tmp_path: Path) -> None:
+    _tree(tmp_path, {"a.py": "x = 1\n", "sub/b.py": ""})
+    fifos = [tmp_path / "pipe.py", tmp_path / "sub" / ".gitignore"]
+    for fifo in fifos:
+        os.mkfifo(fifo)
+    with fifo_guard(*fifos) as unblocked:
+        walked = _walk(tmp_path)
+    assert unblocked == [], "the walk waited on a FIFO"
+    assert walked["pipe.py"] is SkipReason.SPECIAL
+    assert sorted(path for path, reason in walked.items() if reason is None) == ["a.py", "sub/b.py"]
+
+
+def test_a_directory_swapped_for_a_symlink_mid_walk_is_not_followed(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    _tree(root, {"a.py": "", "pkg/mod.py": "def inside(): pass\n"})
+    _tree(outside, {"leak.py": "def secret(): pass\n"})
+    walk = iter_source_files(root)
+    first = next(walk)  # the root is listed: a.py, then pkg/ (a real directory when listed)
+    assert first.path.name == "a.py"
+    (root / "pkg").rename(tmp_path / "pkg.old")
+    (root / "pkg").symlink_to(outside, target_is_directory=True)
+    rest = {e.path.relative_to(root).as_posix(): e.skipped for e in walk}
+    assert rest == {"pkg": SkipReason.SYMLINK}
+
+
+def test_a_root_that_escaped_the_allowed_roots_is_not_walked(tmp_path: Path) -> None:
+    _tree(tmp_path, {"outside/leak.py": "", "root/a.py": ""})
+    (tmp_path / "root" / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
+    walked = list(iter_source_files(tmp_path / "root" / "link", roots=[tmp_path / "root"]))
+    assert [e.skipped for e in walked] == [SkipReason.SYMLINK]
+
+
+def test_invalid_globs_are_refused_naming_the_pattern(tmp_path: Path) -> None:
+    with pytest.raises(InvalidGlobError) as info:
+        list(iter_source_files(tmp_path, exclude_globs=["tests/", "!"]))
+    assert info.value.pattern == "!"
+    with pytest.raises(InvalidGlobError, match="z-a"):
+        list(iter_source_files(tmp_path, include_globs=["[z-a].py"]))
 
 
 def test_walk_order_is_deterministic(tmp_path: Path) -> None:
