@@ -5,12 +5,22 @@ type, props STRING)``: ``name``/``type`` are columns because traversals return t
 properties are JSON in ``props``. Each relationship type is a rel table with a JSON ``props``.
 LadybugDB is schema-first, so tables are created on first use, and a rel table must declare its
 FROM/TO label pairs. It can add a pair to an existing table (``ALTER TABLE T ADD IF NOT EXISTS FROM
-A TO B``; checked, idempotent), so a pair is added the first time this process writes it instead of
+A TO B``; checked, idempotent), so a pair is added the first time it is written instead of
 declaring every pair among known labels up front. Labels and types are interpolated into DDL, so
 they must match ``_IDENT`` (and are backtick-quoted); values always go through ``$params``.
 
-Dialect for ``query`` users: ``label(r)`` instead of ``type(r)``; an unknown label is an error;
-extra properties live in ``n.props`` (JSON text; results decode it).
+Before its tables exist a label or a type reads as empty, as on Neo4j. Checked: a statement naming
+a missing table fails to bind ("Table X does not exist"), and so does ``-[e]-`` reading ``e.props``
+while no rel table exists ("Cannot find property props for e"). The adapter's own reads skip what
+the catalog lacks; ``query`` runs such a read again with empty stand-ins for the missing tables,
+created inside a transaction that is rolled back (so a count of them is 0, an OPTIONAL MATCH null).
+The connection caches each parameterised statement's plan by text and parameter types, a *failed*
+one too, for its lifetime (successful plans are re-bound after a schema change; failed ones are
+not): a read that failed before a table existed would fail forever after. So the connection is
+replaced (~0.2 ms) whenever this process changes the schema, and before such a rerun.
+
+Dialect for ``query`` users: ``label(r)`` instead of ``type(r)``; extra properties live in
+``n.props`` (JSON text; results decode it).
 
 Threads: one Connection behind one re-entrant lock. Checked: one connection per thread makes
 concurrent writers fail ("Only one write transaction at a time is allowed"); the engine is
@@ -18,7 +28,7 @@ single-writer anyway, and the lock also covers iterating a result.
 Processes: another process opening the path read-write fails at once ("Could not set lock on
 file"; read-only opens succeed). A second ``Database`` on the path in the *same* process is
 accepted and silently diverges (writes lost on reopen), so open paths are registered and a second
-store on one path is refused.
+store on one path is refused. So this process is the only one changing the schema.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ import json
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -48,6 +58,10 @@ CREATE_NODE_TABLE = (
 CREATE_REL_TABLE = "CREATE REL TABLE IF NOT EXISTS `{type}`(FROM `{src}` TO `{dst}`, props STRING)"
 ADD_REL_PAIR = "ALTER TABLE `{type}` ADD IF NOT EXISTS FROM `{src}` TO `{dst}`"
 LIST_TABLES = "CALL show_tables() RETURN name, type"
+LIST_PAIRS = "CALL show_connection('{type}') RETURN `source table name`, `destination table name`"
+# Empty tables a read-only query binds to while the ones it names do not exist yet (rolled back).
+CREATE_STAND_IN_REL = "CREATE REL TABLE `{type}`({pairs}, props STRING)"
+STAND_IN_LABEL, STAND_IN_TYPE = "_NoNodeYet", "_NO_RELATIONSHIP_YET"
 UPSERT_NODES = (
     "UNWIND $rows AS r MERGE (n:`{label}` {{id: r.id}}) "
     "SET n.name = r.name, n.type = r.type, n.props = r.props"
@@ -206,7 +220,7 @@ class LadybugGraphStore:
         return self._fetch(conn.execute(cypher, params or {}))
 
     @contextlib.contextmanager
-    def _transaction(self, conn: lb.Connection, begin: str = BEGIN) -> Iterator[None]:
+    def _transaction(self, conn: lb.Connection, begin: str = BEGIN, end: str = COMMIT) -> Iterator[None]:
         self._rows(conn, begin)
         try:
             yield
@@ -214,33 +228,57 @@ class LadybugGraphStore:
             with contextlib.suppress(RuntimeError):  # binder errors roll back by themselves
                 self._rows(conn, ROLLBACK)
             raise
-        self._rows(conn, COMMIT if begin == BEGIN else ROLLBACK)
+        self._rows(conn, end)
+
+    def _renew(self) -> lb.Connection:
+        """A new connection in place of the current one, so no plan cached before a schema change
+        (a failed one above all, see the module docstring) is used after it."""
+        assert self._db is not None and self._conn is not None
+        self._conn.close()
+        self._conn = lb.Connection(self._db)
+        return self._conn
 
     def _load_catalog(self) -> None:
+        """Labels, types and the (type, from, to) pairs of each type, as the engine has them."""
         assert self._conn is not None
         tables = self._rows(self._conn, LIST_TABLES)
         self._node_labels = {name for name, kind in tables if kind == "NODE"}
         self._rel_types = {name for name, kind in tables if kind == "REL"}
-        self._pairs = {p for p in self._pairs if p[0] in self._rel_types}
+        self._pairs = {
+            (rel, src, dst)
+            for rel in self._rel_types
+            if _IDENT.match(rel)  # the only types this adapter writes (and safe to quote)
+            for src, dst in self._rows(self._conn, LIST_PAIRS.format(type=rel))
+        }
 
-    def _ensure_label(self, conn: lb.Connection, label: str) -> None:
-        if label in self._rel_types:  # IF NOT EXISTS would silently keep the rel table
-            raise ValidationError(f"{label!r} is a relationship type", code="VAL_GRAPH_IDENTIFIER")
-        if label not in self._node_labels:
-            self._rows(conn, CREATE_NODE_TABLE.format(label=label))
-            self._node_labels.add(label)
-
-    def _ensure_pair(self, conn: lb.Connection, rel: str, src: str, dst: str) -> None:
-        if (rel, src, dst) in self._pairs:
-            return
-        if rel in self._node_labels:
-            raise ValidationError(f"{rel!r} is a node label", code="VAL_GRAPH_IDENTIFIER")
-        self._ensure_label(conn, src)
-        self._ensure_label(conn, dst)
-        ddl = ADD_REL_PAIR if rel in self._rel_types else CREATE_REL_TABLE
-        self._rows(conn, ddl.format(type=rel, src=src, dst=dst))
-        self._rel_types.add(rel)
-        self._pairs.add((rel, src, dst))
+    def _ensure(
+        self, conn: lb.Connection, labels: Iterable[str] = (), pairs: Iterable[tuple[str, str, str]] = ()
+    ) -> lb.Connection:
+        """Create the node tables and rel pairs that are missing; returns the connection to go on
+        with, a new one when the schema changed."""
+        new_pairs = [p for p in pairs if p not in self._pairs]
+        ends = {end for _, src, dst in new_pairs for end in (src, dst)}
+        new_labels = {*labels, *ends} - self._node_labels
+        for name in new_labels:
+            if name in self._rel_types:  # IF NOT EXISTS would silently keep the rel table
+                raise ValidationError(f"{name!r} is a relationship type", code="VAL_GRAPH_IDENTIFIER")
+        for rel, _, _ in new_pairs:
+            if rel in self._node_labels or rel in new_labels:
+                raise ValidationError(f"{rel!r} is a node label", code="VAL_GRAPH_IDENTIFIER")
+        if not new_labels and not new_pairs:
+            return conn
+        try:
+            for label in sorted(new_labels):
+                self._rows(conn, CREATE_NODE_TABLE.format(label=label))
+                self._node_labels.add(label)
+            for rel, src, dst in new_pairs:
+                ddl = ADD_REL_PAIR if rel in self._rel_types else CREATE_REL_TABLE
+                self._rows(conn, ddl.format(type=rel, src=src, dst=dst))
+                self._rel_types.add(rel)
+                self._pairs.add((rel, src, dst))
+        finally:
+            conn = self._renew()
+        return conn
 
     # ------------------------------------------------------------------ writes
     def upsert_nodes(self, nodes: Sequence[GraphNode]) -> None:
@@ -254,8 +292,8 @@ class LadybugGraphStore:
                 "type": None if typ is None else str(typ), "props": json.dumps(extra, default=str),
             }  # fmt: skip
         with self._guard("upsert_nodes") as conn:
+            conn = self._ensure(conn, labels=by_label)
             for label, by_id in by_label.items():
-                self._ensure_label(conn, label)
                 rows = list(by_id.values())
                 for i in range(0, len(rows), _CHUNK):
                     self._rows(conn, UPSERT_NODES.format(label=label), {"rows": rows[i : i + _CHUNK]})
@@ -272,8 +310,7 @@ class LadybugGraphStore:
                 "props": json.dumps(e.properties, default=str),
             }
         with self._guard("upsert_edges") as conn:
-            for rel, src, dst in groups:  # DDL first, outside the data transaction
-                self._ensure_pair(conn, rel, src, dst)
+            conn = self._ensure(conn, pairs=groups)  # DDL first, outside the data transaction
             with self._transaction(conn):
                 for (rel, src, dst), by_pair in groups.items():
                     rows = list(by_pair.values())
@@ -319,7 +356,7 @@ class LadybugGraphStore:
     def edges_of(self, label: str, node_id: str) -> list[GraphEdge]:
         _ident(label, "label")
         with self._guard("edges_of") as conn:
-            if label not in self._node_labels:
+            if label not in self._node_labels or not self._rel_types:  # e.props binds to no table
                 return []
             out = self._rows(conn, EDGES_OUT.format(label=label), {"id": node_id})
             inc = self._rows(conn, EDGES_IN.format(label=label), {"id": node_id})
@@ -363,7 +400,7 @@ class LadybugGraphStore:
 
     def count_edges_by_type(self) -> dict[str, int]:
         with self._guard("count_edges_by_type") as conn:
-            return {t: int(n) for t, n in self._rows(conn, COUNT_EDGES)}
+            return {t: int(n) for t, n in self._rows(conn, COUNT_EDGES)} if self._rel_types else {}
 
     def count_nodes_by_label(self) -> dict[str, int]:
         with self._guard("count_nodes_by_label") as conn:
@@ -381,21 +418,67 @@ class LadybugGraphStore:
         merged in and null properties are left out (as Neo4j does).
         """
         check_cypher(cypher, read_only=read_only)
+        run = (cypher, dict(params or {}), row_limit)
         with self._guard("query") as conn:
-            conn.set_query_timeout(self._timeout_ms)
             try:
-                with self._transaction(conn, BEGIN_READ_ONLY if read_only else BEGIN):
-                    result = conn.execute(cypher, dict(params or {}))
-                    columns = [] if isinstance(result, list) else result.get_column_names()
-                    rows = self._fetch(result, row_limit)
+                if read_only:
+                    columns, rows = self._run(conn, *run, begin=BEGIN_READ_ONLY, end=ROLLBACK)
+                else:
+                    columns, rows = self._run(conn, *run, begin=BEGIN, end=COMMIT)
             except RuntimeError as exc:
-                raise _query_error(exc) from exc
+                stand_ins = self._stand_ins(cypher, str(exc)) if read_only else []
+                if not stand_ins:
+                    raise _query_error(exc) from exc
+                # Again on a new connection (the failed plan is cached), in a transaction whose
+                # end undoes the stand-ins (and anything the lexical check could have missed).
+                conn = self._renew()
+                try:
+                    columns, rows = self._run(conn, *run, begin=BEGIN, end=ROLLBACK, setup=stand_ins)
+                except RuntimeError as again:
+                    raise _query_error(again) from again
+                finally:
+                    conn = self._renew()  # drop plans bound to the stand-ins
             finally:
-                conn.set_query_timeout(0)
                 if not read_only:  # the caller may have changed the schema
+                    conn = self._renew()
                     self._load_catalog()
             names = self._endpoint_names(conn, rows)
         return [{c: _plain(v, names) for c, v in zip(columns, row, strict=False)} for row in rows]
+
+    def _run(
+        self, conn: lb.Connection, cypher: str, params: dict[str, Any], row_limit: int, *,
+        begin: str, end: str, setup: Sequence[str] = (),
+    ) -> tuple[list[str], list[list[Any]]]:  # fmt: skip
+        conn.set_query_timeout(self._timeout_ms)
+        try:
+            with self._transaction(conn, begin, end):
+                for ddl in setup:
+                    self._rows(conn, ddl)
+                result = conn.execute(cypher, params)
+                columns = [] if isinstance(result, list) else result.get_column_names()
+                return columns, self._fetch(result, row_limit)
+        finally:
+            conn.set_query_timeout(0)
+
+    def _stand_ins(self, cypher: str, error: str) -> list[str]:
+        """DDL for empty tables in place of those a read names but the catalog lacks (and, while
+        there are none of a kind, one of that kind for ``(n)`` / ``-[e]-`` to bind to)."""
+        if not error.startswith("Binder exception"):
+            return []
+        labels, types = _pattern_names(cypher)
+        labels = {x for x in labels if _IDENT.match(x)} - self._node_labels - self._rel_types
+        types = {x for x in types if _IDENT.match(x)} - self._rel_types - self._node_labels - labels
+        if not self._node_labels and not labels:
+            labels.add(STAND_IN_LABEL)
+        if not self._rel_types and not types:
+            types.add(STAND_IN_TYPE)
+        if not labels and not types:
+            return []
+        ends = sorted(self._node_labels | labels)
+        pairs = ", ".join(f"FROM `{a}` TO `{b}`" for a in ends for b in ends)
+        return [CREATE_NODE_TABLE.format(label=x) for x in sorted(labels)] + [
+            CREATE_STAND_IN_REL.format(type=t, pairs=pairs) for t in sorted(types)
+        ]
 
     def _endpoint_names(self, conn: lb.Connection, rows: list[list[Any]]) -> _Names:
         """Relationship endpoints (internal ids) -> (label, id): from nodes in the rows, else looked up."""
@@ -450,6 +533,28 @@ class LadybugGraphStore:
                     _OPEN_PATHS.discard(str(self._path))
 
 
+def _pattern_names(cypher: str) -> tuple[set[str], set[str]]:
+    """The labels (``(n:L)``) and relationship types (``[r:T|U]``) a statement's patterns name."""
+    labels: set[str] = set()
+    types: set[str] = set()
+    brackets: list[str] = []
+    prev = ""
+    for m in _TOKEN.finditer(cypher):
+        kind, text = m.lastgroup, m.group()
+        if kind == "skip" and text.startswith("`"):
+            kind, text = "word", text[1:-1]
+        if kind == "skip":
+            continue
+        if kind == "word" and prev in (":", "|") and brackets and brackets[-1] in "([":
+            (labels if brackets[-1] == "(" else types).add(text)
+        elif text in ("(", "[", "{"):
+            brackets.append(text)
+        elif text in (")", "]", "}") and brackets:
+            brackets.pop()
+        prev = text if kind == "punct" else ""
+    return labels, types
+
+
 def _iid(value: dict[str, int]) -> tuple[int, int]:
     return (value["table"], value["offset"])
 
@@ -473,8 +578,8 @@ def _query_error(exc: RuntimeError) -> MemoryServiceError:
                                suggestion="Add a LIMIT, narrow the MATCH or use fewer hops.")  # fmt: skip
     if msg.startswith(("Parser exception", "Binder exception", "Catalog exception")):
         return ValidationError(f"Invalid Cypher: {msg}", code="VAL_CYPHER", details={"engine": msg},
-                               suggestion="Check the syntax. LadybugDB dialect: label(r), not type(r); "
-                               "labels and relationship types must exist.")  # fmt: skip
+                               suggestion="Check the syntax. LadybugDB dialect: label(r), not type(r); nodes "
+                               "have id, name, type and props, relationships props (JSON text).")  # fmt: skip
     return _unavailable(f"Graph query failed: {msg}", operation="query")
 
 

@@ -19,6 +19,7 @@ import pytest
 
 from memory_service.core.errors import ServiceUnavailableError, ValidationError
 from memory_service.core.ports import GraphEdge, GraphNode, GraphStore, RelatedEntity
+from tests.conftest import NOT_APPLICABLE
 
 pytestmark = pytest.mark.contract
 
@@ -59,7 +60,10 @@ BACKENDS = ["ladybug", "neo4j"] if NEO4J_URI else ["ladybug"]
 def test_neo4j_backend_selection() -> None:
     """One visible skip (instead of one per case) when Neo4j is not configured."""
     if not NEO4J_URI:
-        pytest.skip("MEMORY_TEST_NEO4J_URI not set: Neo4j contract cases skipped (docker compose up neo4j)")
+        pytest.skip(
+            f"{NOT_APPLICABLE} no Neo4j adapter ships yet (issue 9); its contract cases run when "
+            "MEMORY_TEST_NEO4J_URI is set"
+        )
     importlib.import_module("memory_service.stores.graph_neo4j")
 
 
@@ -344,6 +348,63 @@ def test_query_can_write_when_allowed(store: GraphStore) -> None:
     assert store.query("MATCH (m:Memory) WHERE m.id = 'm4' RETURN m.name AS n") == [{"n": "N"}]
 
 
+# --------------------------------------------------------------------------- a fresh graph (issue 8, item 6)
+# Embedded engines create a label's or a type's table on first use: before that, reads are empty,
+# and what is written first is read back by the same store, with no reopen.
+
+
+def test_reads_before_any_relationship_are_empty(store: GraphStore) -> None:
+    assert store.edges_of(*M1) == [] and store.delete_edges_of(*M1) == []  # no table at all yet
+    assert store.related(*M1) == [] and store.count_edges_by_type() == {}
+    store.upsert_nodes([node("Memory", "m1", name="A")])
+    assert store.edges_of(*M1) == []
+    assert store.delete_edges_of(*M1) == []
+    assert store.related(*M1, depth=3) == []
+    assert store.count_edges_by_type() == {}
+    assert store.delete_nodes("Memory", ["m9"]) == 0
+    assert store.delete_node(*M2) == 0
+    assert store.count_nodes_by_label() == {"Memory": 1}
+
+
+def test_first_relationship_is_visible_in_the_same_store(store: GraphStore) -> None:
+    store.upsert_nodes([node("Memory", "m1", name="A")])
+    assert store.edges_of(*M1) == [] and store.delete_edges_of(*M1) == []
+    store.upsert_edges([edge("RELATES_TO", M2, M1, note="first")])
+    first = {("RELATES_TO", "Memory", "m2", "Memory", "m1")}
+    assert keys(store.edges_of(*M1)) == first and keys(store.edges_of(*M2)) == first
+    assert store.edges_of(*M1)[0].properties == {"note": "first"}
+    assert store.count_edges_by_type() == {"RELATES_TO": 1}
+    assert by_id(store.related(*M1)) == {"m2": (1, "RELATES_TO", "INCOMING")}
+    # A second type and a new label pair, after reads that saw only the first.
+    store.upsert_edges([edge("DEPENDS_ON", M1, M3), edge("RELATES_TO", FILE1, M1)])
+    everything = first | {
+        ("DEPENDS_ON", "Memory", "m1", "Memory", "m3"),
+        ("RELATES_TO", "File", "src/auth.py", "Memory", "m1"),
+    }
+    assert keys(store.edges_of(*M1)) == everything
+    assert store.count_edges_by_type() == {"RELATES_TO": 2, "DEPENDS_ON": 1}
+    assert keys(store.delete_edges_of(*M1)) == everything
+    assert store.edges_of(*M1) == [] and store.count_edges_by_type() == {}
+
+
+def test_query_over_labels_and_types_not_written_yet(store: GraphStore) -> None:
+    """As Neo4j answers for a label or type nobody has written yet: no rows, or a count of zero."""
+    one = "MATCH (m:Memory) WHERE m.id = $id RETURN m.name AS name"
+    linked = "MATCH (m:Memory) WHERE m.id = $id OPTIONAL MATCH (m)<-[:RELATES_TO]-(x) RETURN x.id AS x"
+    pairs = "MATCH (a)-[e]->(b) WHERE a.id <> $id RETURN a.id AS a, b.id AS b"
+    assert store.query(one, {"id": "m1"}) == []
+    assert store.query(linked, {"id": "m1"}) == []
+    assert store.query(pairs, {"id": "-"}) == []
+    assert store.query("MATCH (m:Memory) RETURN count(m) AS n") == [{"n": 0}]
+    store.upsert_nodes([node("Memory", "m1", name="A")])
+    assert store.query(one, {"id": "m1"}) == [{"name": "A"}]  # the same statements, now bound
+    assert store.query(linked, {"id": "m1"}) == [{"x": None}]
+    assert store.query(pairs, {"id": "-"}) == []
+    store.upsert_edges([edge("RELATES_TO", M2, M1)])
+    assert store.query(linked, {"id": "m1"}) == [{"x": "m2"}]
+    assert store.query(pairs, {"id": "-"}) == [{"a": "m2", "b": "m1"}]
+
+
 # --------------------------------------------------------------------------- lifecycle, scale, validation
 
 
@@ -373,7 +434,7 @@ def test_closed_store_is_unavailable(backend: Backend) -> None:
 
 def test_embedded_store_has_one_owner_per_path(backend: Backend) -> None:
     if not backend.embedded:
-        pytest.skip("only embedded stores own a path")
+        pytest.skip(f"{NOT_APPLICABLE} only embedded stores own a path")
     s = backend.open()
     try:
         assert s.health().backend == backend.name and s.size_bytes() > 0
@@ -468,5 +529,39 @@ def test_ladybug_read_only_transaction_backs_up_the_check(
             store.query("MATCH (m:Memory) SET m.name = 'B'")
         assert info.value.code == "VAL_WRITE_NOT_ALLOWED"
         assert store.query("MATCH (m:Memory) RETURN m.name AS n") == [{"n": "A"}]
+    finally:
+        store.close()
+
+
+def test_ladybug_search_signals_read_a_fresh_graph(tmp_path: Path) -> None:
+    """The ranking's graph reads (label(e): LadybugDB dialect) before and after the first link."""
+    from memory_service.core.services.signals import IN_DEGREE, NEIGHBOURS
+    from memory_service.stores.graph_ladybug import LadybugGraphStore
+
+    store = LadybugGraphStore(tmp_path / "g.lbug")
+    degree = {"ids": ["m1", "m2"], "skip": ["SUPERSEDES"]}
+    try:
+        assert store.query(IN_DEGREE, degree) == [] and store.query(NEIGHBOURS, {"ids": ["m1"]}) == []
+        store.upsert_nodes([node("Memory", "m1"), node("Memory", "m2")])
+        assert store.query(IN_DEGREE, degree) == [] and store.query(NEIGHBOURS, {"ids": ["m1"]}) == []
+        store.upsert_edges([edge("RELATES_TO", M2, M1)])
+        assert store.query(IN_DEGREE, degree) == [{"id": "m1", "n": 1}]
+        assert store.query(NEIGHBOURS, {"ids": ["m1"]}) == [{"a": "m1", "b": "m2"}]
+    finally:
+        store.close()
+
+
+def test_ladybug_schema_written_through_query_is_read_at_once(tmp_path: Path) -> None:
+    """A table a user creates with query(read_only=False) is seen by a statement that missed it."""
+    from memory_service.stores.graph_ladybug import LadybugGraphStore
+
+    store = LadybugGraphStore(tmp_path / "g.lbug")
+    ticket = "MATCH (t:Ticket) WHERE t.id = $id RETURN t.id AS id"
+    try:
+        assert store.query(ticket, {"id": "t1"}) == []
+        store.query("CREATE NODE TABLE Ticket(id STRING PRIMARY KEY, name STRING)", read_only=False)
+        store.query("CREATE (:Ticket {id: $id})", {"id": "t1"}, read_only=False)
+        assert store.query(ticket, {"id": "t1"}) == [{"id": "t1"}]
+        assert store.count_nodes_by_label() == {"Ticket": 1}
     finally:
         store.close()
