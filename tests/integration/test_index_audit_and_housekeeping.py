@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from indexer import safe_read
 from memory_service.app import open_services
 from memory_service.core.errors import ValidationError
 from memory_service.core.index_schemas import IndexDirectoryInput, IndexFileInput
+from memory_service.core.services import paths as paths_module
 from memory_service.settings import EmbeddingSettings, Settings
 from tests.conftest import REPO, require_model
 
@@ -65,14 +68,14 @@ def test_unreadable_file_is_an_error_not_a_skip(tmp_path: Path, monkeypatch: pyt
     """Root reads any file, so the read failure is injected; the stores stay real."""
     shutil.copytree(REPO / "tests" / "fixtures" / "languages", tmp_path / "proj" / "src")
     services = open_services(_settings(tmp_path), housekeeping=False)
-    real_read = Path.read_bytes
+    real_read = safe_read.read_source
 
-    def failing_read(self: Path) -> bytes:
-        if self.name == "sample.rs":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read(self)
+    def failing_read(path: Path, *args: Any, **kwargs: Any) -> bytes:
+        if path.name == "sample.rs":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_read(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", failing_read)
+    monkeypatch.setattr(paths_module, "read_source", failing_read)
     try:
         with pytest.raises(ValidationError) as info:
             services.index.index_file(IndexFileInput(file_path="src/sample.rs"))
