@@ -1,9 +1,16 @@
 """Dense embeddings with fastembed (ONNX Runtime), loaded in the background, cached by content hash.
 
-Why a background load: importing fastembed and opening the ONNX session takes ~1.5 s locally and,
-without a local model, fastembed retries downloads for ~40 s before giving up. The MCP server must
-answer ``initialize`` at once, so :meth:`FastEmbedder.start` loads in a daemon thread and the tools
-that need vectors wait (up to ``load_timeout_seconds``) or get ``SVC_EMBEDDING_UNAVAILABLE``.
+Why a background load: importing fastembed and opening the ONNX session takes ~1.5 s locally. The
+MCP server must answer ``initialize`` at once, so :meth:`FastEmbedder.start` loads in a daemon
+thread and the tools that need vectors wait (up to ``load_timeout_seconds``) or get
+``SVC_EMBEDDING_UNAVAILABLE``.
+
+Where the weights come from, in order: ``model_path`` (no network), else fastembed's cache
+(``local_files_only``, no network), else one download. Before that download, an offline
+environment (``HF_HUB_OFFLINE=1``) or one request to the hub with a short timeout settles whether
+it can work at all: left to itself, fastembed retries a failed download with sleeps of 3, 9 and
+27 s, so a machine without network waited ~40 s for every first write and ``memory-cli health``.
+Now it knows within seconds, logs one warning, and the service runs lexically (BM25).
 
 Thread safety: calls are not serialised. ONNX Runtime documents ``InferenceSession.run`` as safe to
 call concurrently, fastembed's per-call path only reads the tokenizer (``encode_batch``), and four
@@ -16,10 +23,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import tempfile
 import threading
 import time
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,11 +41,66 @@ from memory_service.settings import EmbeddingSettings
 logger = logging.getLogger(__name__)
 
 MODEL_PATH_FIX = (
-    "Set MEMORY_EMBEDDING__MODEL_PATH to a folder holding the ONNX export of the model "
-    "(model.onnx, tokenizer.json, config.json, special_tokens_map.json, tokenizer_config.json), "
-    "or allow one download from the network, then restart the server."
+    "Set MEMORY_EMBEDDING__MODEL_PATH (memory-service --model-path) to a folder holding the ONNX "
+    "export of the model (model.onnx, tokenizer.json, config.json, special_tokens_map.json, "
+    "tokenizer_config.json), or give the server network access once so that fastembed downloads "
+    "the model into its cache (FASTEMBED_CACHE_PATH), then restart the server."
 )
 _REQUIRED_FILES = ("model.onnx", "tokenizer.json", "config.json")
+# The one request that decides whether a download can work; fastembed itself would retry for ~40 s.
+HUB_PROBE_TIMEOUT_SECONDS = 5.0
+
+
+class ModelUnobtainableError(Exception):
+    """No model folder, nothing in fastembed's cache, and no way to download it now: expected on an
+    offline machine, so it is reported with one warning rather than as a failure."""
+
+
+def fastembed_cache_dir() -> Path:
+    """Where fastembed keeps downloaded models: its own rule, passed to it explicitly so that what
+    we report is where it looked."""
+    return Path(os.environ.get("FASTEMBED_CACHE_PATH") or Path(tempfile.gettempdir()) / "fastembed_cache")
+
+
+def offline_flag() -> str | None:
+    """The variable forbidding downloads, if set (read as huggingface_hub and fastembed read it)."""
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(name, "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
+            return name
+    return None
+
+
+@contextmanager
+def _fastembed_muted() -> Iterator[None]:
+    """Silence fastembed's own (loguru) error lines while it looks in its cache: a miss is expected
+    there, and the outcome is reported once, by us."""
+    from loguru import logger as fastembed_logger
+
+    fastembed_logger.disable("fastembed")
+    try:
+        yield
+    finally:
+        fastembed_logger.enable("fastembed")
+
+
+def _probe_hub(repo: str, missing: str) -> None:
+    """Ask the hub about the model once, with a short timeout, before fastembed's retrying download.
+
+    ``model_info`` is the request fastembed's download starts with, so when it fails, so would the
+    download (after ~40 s of retries).
+
+    Raises:
+        ModelUnobtainableError: the hub (``HF_ENDPOINT``) cannot be reached or refuses the model.
+    """
+    import httpx
+    from huggingface_hub import constants, model_info
+
+    try:
+        model_info(repo, timeout=HUB_PROBE_TIMEOUT_SECONDS)
+    except (OSError, httpx.HTTPError) as exc:  # hub errors are OSError (0.x) or httpx errors (1.x)
+        raise ModelUnobtainableError(
+            f"{missing}, and it cannot be downloaded from {constants.ENDPOINT} ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def unavailable_error(model_name: str, reason: str) -> ServiceUnavailableError:
@@ -66,6 +130,7 @@ class FastEmbedder:
         self._done = threading.Event()
         self._start_lock = threading.Lock()
         self._started_at: float | None = None
+        self._downloading = False  # past the cache and the probe: fastembed is fetching the model
         self.load_seconds: float | None = None
         self.namespace = self._namespace()
         self._counts_lock = threading.Lock()
@@ -98,34 +163,72 @@ class FastEmbedder:
         missing = [name for name in _REQUIRED_FILES if not (path / name).is_file()]
         return f"model path {path} lacks {', '.join(missing)}" if missing else None
 
-    def _load(self) -> None:
+    def _open_model(self) -> Any:
+        """The fastembed model: from ``model_path``, else from fastembed's cache, else downloaded.
+
+        Raises:
+            ModelUnobtainableError: no path, not cached, and offline or the hub is unreachable.
+        """
         settings = self._settings
-        model: Any = None
-        try:
-            kwargs: dict[str, Any] = {}
-            if settings.model_path is not None:
-                problem = self._check_model_path(settings.model_path)
-                if problem:
-                    raise FileNotFoundError(problem)
-                # Before the first import of fastembed/huggingface_hub, which read it once.
-                os.environ["HF_HUB_OFFLINE"] = "1"
-                kwargs["specific_model_path"] = str(settings.model_path)
+        if settings.model_path is not None:
+            problem = self._check_model_path(settings.model_path)
+            if problem:
+                raise FileNotFoundError(problem)
+            # Before the first import of fastembed/huggingface_hub, which read it once.
+            os.environ["HF_HUB_OFFLINE"] = "1"
             from fastembed import TextEmbedding
 
-            model = TextEmbedding(model_name=settings.model_name, threads=settings.threads, **kwargs)
+            path = str(settings.model_path)
+            return TextEmbedding(
+                model_name=settings.model_name, threads=settings.threads, specific_model_path=path
+            )
+        from fastembed import TextEmbedding
+
+        known = {m["model"].lower(): m for m in TextEmbedding.list_supported_models()}
+        description = known.get(settings.model_name.lower())
+        if description is None:
+            raise ValueError(f"fastembed does not know the model {settings.model_name}")
+        cache_dir, name, threads = fastembed_cache_dir(), settings.model_name, settings.threads
+        try:
+            with _fastembed_muted():
+                return TextEmbedding(name, cache_dir=str(cache_dir), threads=threads, local_files_only=True)
+        except ValueError:  # fastembed: "Could not load model ... from any source"
+            pass
+        missing = f"no model path is set and the model is not in fastembed's cache ({cache_dir})"
+        flag = offline_flag()
+        if flag:
+            raise ModelUnobtainableError(f"{missing}, and {flag}=1 forbids downloading it")
+        repo = description["sources"].get("hf")
+        if repo:
+            _probe_hub(repo, missing)
+        self._downloading = True
+        return TextEmbedding(name, cache_dir=str(cache_dir), threads=threads)
+
+    def _load(self) -> None:
+        settings = self._settings
+        try:
+            model = self._open_model()
             probe = next(iter(model.embed(["dimension probe"])))
             if probe.shape[-1] != settings.dim:
                 raise ValueError(
                     f"the model yields {probe.shape[-1]}-dim vectors, settings say {settings.dim}"
                 )
+        except ModelUnobtainableError as exc:
+            self._reason, self._state = str(exc), "failed"
+            logger.warning(
+                "embedding model %s is not available, so memories are stored and searched "
+                "lexically (BM25) only: %s. %s",
+                settings.model_name,
+                exc,
+                MODEL_PATH_FIX,
+            )
         # The loader thread is its own top level: any failure (ONNX Runtime raises its own
         # exception types) must become a readable reason, never a dead thread.
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
-            if settings.model_path is None and model is None:  # the download failed
+            if self._downloading:
                 reason = f"no model path is set and fastembed could not fetch the model ({reason})"
-            self._reason = reason
-            self._state = "failed"
+            self._reason, self._state = reason, "failed"
             logger.error("embedding model %s failed to load: %s", settings.model_name, self._reason)
             logger.debug("embedding model load failure", exc_info=True)
         else:

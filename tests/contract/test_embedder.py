@@ -1,11 +1,12 @@
 """Contract tests for the dense embedder (real fastembed on the local ONNX export) and BM25 encoder.
 
 The model folder comes from ``MEMORY_TEST_MODEL_PATH`` (default: ``../shared/models/...`` beside
-the repository); the module is skipped, with the reason printed, when it is not there.
+the repository). Without it the model's tests are skipped with the reason printed, and fail in CI.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import threading
@@ -20,17 +21,18 @@ from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import Embedder, SparseEncoder, SparseVector
 from memory_service.embeddings.bm25 import Bm25Encoder
 from memory_service.embeddings.fake import FakeEmbedder, UnavailableEmbedder
-from memory_service.embeddings.fastembed_embedder import FastEmbedder, text_key
+from memory_service.embeddings.fastembed_embedder import FastEmbedder, fastembed_cache_dir, text_key
 from memory_service.settings import EmbeddingSettings
 from memory_service.stores.local import LocalCache
 from memory_service.stores.local_db import LocalDB
+from tests.conftest import missing
 
 pytestmark = pytest.mark.contract
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL = Path(os.environ.get("MEMORY_TEST_MODEL_PATH") or REPO.parent / "shared/models/all-MiniLM-L6-v2-onnx")
 MODEL_INT8 = MODEL.with_name(MODEL.name + "-int8")
-needs_model = pytest.mark.skipif(not (MODEL / "model.onnx").is_file(), reason=f"no ONNX model in {MODEL}")
+needs_model = pytest.mark.usefixtures("model_dir")  # skipped locally, failed in CI, when absent
 
 
 def cosine(a: list[float], b: list[float]) -> float:
@@ -58,7 +60,7 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCache]:
 @pytest.fixture(scope="module")
 def embedder(cache: LocalCache) -> FastEmbedder:
     if not (MODEL / "model.onnx").is_file():
-        pytest.skip(f"no ONNX model in {MODEL} (set MEMORY_TEST_MODEL_PATH)")
+        missing(f"no ONNX model in {MODEL}: set MEMORY_TEST_MODEL_PATH")
     emb = FastEmbedder(EmbeddingSettings(model_path=MODEL), cache)
     assert not emb.ready and emb.health().state == "degraded"  # nothing loads before start()
     emb.start()
@@ -135,8 +137,9 @@ def test_concurrent_callers_get_the_same_vectors(embedder: FastEmbedder) -> None
         assert np.allclose(results[n], reference[n], atol=1e-5)
 
 
-@pytest.mark.skipif(not (MODEL_INT8 / "model.onnx").is_file(), reason=f"no int8 model in {MODEL_INT8}")
 def test_int8_export_loads_the_same_way_and_agrees(embedder: FastEmbedder) -> None:
+    if not (MODEL_INT8 / "model.onnx").is_file():
+        missing(f"no int8 model in {MODEL_INT8}")
     int8 = FastEmbedder(EmbeddingSettings(model_path=MODEL_INT8), None)
     assert int8.wait_ready(60), int8.failure_reason
     assert int8.namespace != embedder.namespace  # fp32 and int8 vectors never mix in the cache
@@ -175,6 +178,70 @@ def test_incomplete_model_folder_is_unavailable_with_reason(tmp_path: Path) -> N
 @needs_model
 def test_wrong_dim_setting_is_unavailable(tmp_path: Path) -> None:
     _assert_unavailable(FastEmbedder(EmbeddingSettings(model_path=MODEL, dim=768), None), "384-dim")
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_no_path_offline_and_not_cached_is_unavailable_with_one_warning(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """No model path, an empty fastembed cache and HF_HUB_OFFLINE=1: fail at once, say so once."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "fastembed-cache"))
+    caplog.set_level(logging.DEBUG)
+    _assert_unavailable(FastEmbedder(EmbeddingSettings(), None), "HF_HUB_OFFLINE=1 forbids downloading")
+    (warning,) = _warnings(caplog)
+    assert str(tmp_path / "fastembed-cache") in warning  # where it looked
+    assert "MEMORY_EMBEDDING__MODEL_PATH" in warning and "--model-path" in warning
+    assert "lexically" in warning
+    assert "fastembed" not in capfd.readouterr().err  # fastembed's own loguru lines stay quiet
+
+
+def _hub_cache_from_folder(cache: Path, folder: Path) -> None:
+    """A fastembed cache holding the model as a past download left it (hub layout, symlinked files)."""
+    repo = cache / "models--Qdrant--all-MiniLM-L6-v2-onnx"
+    revision = "0" * 40
+    snapshot = repo / "snapshots" / revision
+    snapshot.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(revision)
+    for name in (
+        "model.onnx",
+        "tokenizer.json",
+        "config.json",
+        "special_tokens_map.json",
+        "tokenizer_config.json",
+    ):
+        (snapshot / name).symlink_to(folder / name)
+
+
+@needs_model
+@pytest.mark.parametrize("offline", ["1", None], ids=["offline", "online"])
+def test_no_path_but_cached_model_loads_from_the_cache(
+    offline: str | None,
+    embedder: FastEmbedder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A model fastembed fetched earlier is used as it is: no path needed, no network asked."""
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "fastembed-cache"))
+    if offline:
+        monkeypatch.setenv("HF_HUB_OFFLINE", offline)
+    else:
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    _hub_cache_from_folder(fastembed_cache_dir(), MODEL)
+    cached = FastEmbedder(EmbeddingSettings(), None)
+    assert cached.wait_ready(60), cached.failure_reason
+    assert cached.health().extra["model_path"] is None
+    text = "Validate the request body before writing the record"
+    assert np.allclose(cached.embed_query(text), embedder.embed_query(text), atol=1e-5)
+    assert not _warnings(caplog)
 
 
 def test_unavailable_and_fake_embedders_keep_the_contract() -> None:
