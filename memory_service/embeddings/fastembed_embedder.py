@@ -23,12 +23,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import tempfile
 import threading
 import time
 from array import array
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,6 +34,13 @@ import numpy as np
 
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import Cache, ComponentHealth
+from memory_service.embeddings.model_source import (
+    ModelUnobtainableError,
+    fastembed_cache_dir,
+    fastembed_muted,
+    offline_flag,
+    probe_hub,
+)
 from memory_service.settings import EmbeddingSettings
 
 logger = logging.getLogger(__name__)
@@ -47,60 +52,6 @@ MODEL_PATH_FIX = (
     "the model into its cache (FASTEMBED_CACHE_PATH), then restart the server."
 )
 _REQUIRED_FILES = ("model.onnx", "tokenizer.json", "config.json")
-# The one request that decides whether a download can work; fastembed itself would retry for ~40 s.
-HUB_PROBE_TIMEOUT_SECONDS = 5.0
-
-
-class ModelUnobtainableError(Exception):
-    """No model folder, nothing in fastembed's cache, and no way to download it now: expected on an
-    offline machine, so it is reported with one warning rather than as a failure."""
-
-
-def fastembed_cache_dir() -> Path:
-    """Where fastembed keeps downloaded models: its own rule, passed to it explicitly so that what
-    we report is where it looked."""
-    return Path(os.environ.get("FASTEMBED_CACHE_PATH") or Path(tempfile.gettempdir()) / "fastembed_cache")
-
-
-def offline_flag() -> str | None:
-    """The variable forbidding downloads, if set (read as huggingface_hub and fastembed read it)."""
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        if os.environ.get(name, "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
-            return name
-    return None
-
-
-@contextmanager
-def _fastembed_muted() -> Iterator[None]:
-    """Silence fastembed's own (loguru) error lines while it looks in its cache: a miss is expected
-    there, and the outcome is reported once, by us."""
-    from loguru import logger as fastembed_logger
-
-    fastembed_logger.disable("fastembed")
-    try:
-        yield
-    finally:
-        fastembed_logger.enable("fastembed")
-
-
-def _probe_hub(repo: str, missing: str) -> None:
-    """Ask the hub about the model once, with a short timeout, before fastembed's retrying download.
-
-    ``model_info`` is the request fastembed's download starts with, so when it fails, so would the
-    download (after ~40 s of retries).
-
-    Raises:
-        ModelUnobtainableError: the hub (``HF_ENDPOINT``) cannot be reached or refuses the model.
-    """
-    import httpx
-    from huggingface_hub import constants, model_info
-
-    try:
-        model_info(repo, timeout=HUB_PROBE_TIMEOUT_SECONDS)
-    except (OSError, httpx.HTTPError) as exc:  # hub errors are OSError (0.x) or httpx errors (1.x)
-        raise ModelUnobtainableError(
-            f"{missing}, and it cannot be downloaded from {constants.ENDPOINT} ({type(exc).__name__}: {exc})"
-        ) from exc
 
 
 def unavailable_error(model_name: str, reason: str) -> ServiceUnavailableError:
@@ -190,7 +141,7 @@ class FastEmbedder:
             raise ValueError(f"fastembed does not know the model {settings.model_name}")
         cache_dir, name, threads = fastembed_cache_dir(), settings.model_name, settings.threads
         try:
-            with _fastembed_muted():
+            with fastembed_muted():
                 return TextEmbedding(name, cache_dir=str(cache_dir), threads=threads, local_files_only=True)
         except ValueError:  # fastembed: "Could not load model ... from any source"
             pass
@@ -200,7 +151,7 @@ class FastEmbedder:
             raise ModelUnobtainableError(f"{missing}, and {flag}=1 forbids downloading it")
         repo = description["sources"].get("hf")
         if repo:
-            _probe_hub(repo, missing)
+            probe_hub(repo, missing)
         self._downloading = True
         return TextEmbedding(name, cache_dir=str(cache_dir), threads=threads)
 

@@ -21,7 +21,8 @@ from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import Embedder, SparseEncoder, SparseVector
 from memory_service.embeddings.bm25 import Bm25Encoder
 from memory_service.embeddings.fake import FakeEmbedder, UnavailableEmbedder
-from memory_service.embeddings.fastembed_embedder import FastEmbedder, fastembed_cache_dir, text_key
+from memory_service.embeddings.fastembed_embedder import FastEmbedder, text_key
+from memory_service.embeddings.model_source import fastembed_cache_dir
 from memory_service.settings import EmbeddingSettings
 from memory_service.stores.local import LocalCache
 from memory_service.stores.local_db import LocalDB

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_service.embeddings.fastembed_embedder import fastembed_cache_dir, offline_flag
+from memory_service.embeddings.model_source import fastembed_cache_dir, offline_flag
 
 
 @pytest.fixture(autouse=True)
