@@ -166,7 +166,7 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
     )
     writer.drain_quietly()
     if housekeeping:
-        services._housekeeper = Housekeeper(services, EmbeddingRefresher(stores, writer))
+        services._housekeeper = Housekeeper(services, EmbeddingRefresher(stores, writer, memory.locks))
         services._housekeeper.start()
     return services
 

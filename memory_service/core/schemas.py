@@ -15,7 +15,15 @@ from pydantic import Field, field_validator, model_validator
 from pydantic.json_schema import JsonDict
 
 from memory_service.core.models import MemoryType, SeedMemoryType
-from memory_service.core.schema_base import DATETIME_FORMAT, UUID_FORMAT, ToolInput, ToolOutput, enum_of
+from memory_service.core.schema_base import (
+    DATETIME_FORMAT,
+    MAX_QUERY_CHARS,
+    UUID_FORMAT,
+    NonBlank,
+    ToolInput,
+    ToolOutput,
+    enum_of,
+)
 
 UUID_ITEMS: JsonDict = {"items": {"type": "string", "format": "uuid"}}
 
@@ -38,7 +46,7 @@ class MemoryAddSchema(ToolInput):
         description="Seed 001 types; also accepted: problem, solution, failed_tactic, fact, preference, "
         "change (solution and failed_tactic need metadata.problem_id of a problem memory)"
     )
-    content: str = Field(min_length=1, max_length=100_000)
+    content: NonBlank = Field(min_length=1, max_length=100_000)
     metadata: dict[str, Any] | None = Field(default=None, description="Type-specific metadata")
     relationships: list[RelationshipInput] | None = None
 
@@ -62,11 +70,17 @@ class MemoryAddOutput(ToolOutput):
 
 # --------------------------------------------------------------------------- memory_update
 
+EXPECTED_VERSION_HELP = (
+    "Optional optimistic check: the version you last read (memory_get). If the memory has changed "
+    "since, nothing is written and CON_VERSION_MISMATCH is returned"
+)
+
 
 class MemoryUpdateInput(ToolInput):
     memory_id: str = Field(json_schema_extra=UUID_FORMAT)
-    content: str | None = Field(default=None, min_length=1, max_length=100_000)
+    content: NonBlank | None = Field(default=None, min_length=1, max_length=100_000)
     metadata: dict[str, Any] | None = None
+    expected_version: int | None = Field(default=None, ge=1, description=EXPECTED_VERSION_HELP)
 
     @model_validator(mode="after")
     def _something_to_change(self) -> MemoryUpdateInput:
@@ -86,6 +100,10 @@ class MemoryUpdateOutput(ToolOutput):
 
 class MemoryIdInput(ToolInput):
     memory_id: str = Field(json_schema_extra=UUID_FORMAT)
+
+
+class MemoryDeleteInput(MemoryIdInput):
+    expected_version: int | None = Field(default=None, ge=1, description=EXPECTED_VERSION_HELP)
 
 
 class MemoryDeleteOutput(ToolOutput):
@@ -165,7 +183,7 @@ class TimeRange(ToolInput):
 
 
 class MemorySearchInput(ToolInput):
-    query: str = Field(min_length=1)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     memory_types: list[str] | None = None
     time_range: TimeRange | None = None
     limit: int = Field(default=10, ge=1, le=100)

@@ -9,10 +9,10 @@ from memory_service.core.schemas import (
     MemoryBulkAddInput,
     MemoryBulkAddOutput,
     MemoryBulkAddRequest,
+    MemoryDeleteInput,
     MemoryDeleteOutput,
     MemoryGetInput,
     MemoryGetOutput,
-    MemoryIdInput,
     MemoryUpdateInput,
     MemoryUpdateOutput,
 )
@@ -59,9 +59,9 @@ MEMORY_TOOLS = [
             "Soft-delete a memory: it disappears from search and memory_get, its relationships "
             "are removed from the graph (and kept on the record, so nothing is lost)."
         ),
-        schema_model=MemoryIdInput,
+        schema_model=MemoryDeleteInput,
         output_model=MemoryDeleteOutput,
-        handler=lambda s, r: s.memory.delete(r.memory_id),
+        handler=lambda s, r: s.memory.delete(r.memory_id, expected_version=r.expected_version),
         annotations=DESTRUCTIVE,
     ),
     ToolSpec(

@@ -2,28 +2,41 @@
 
 Such records are found by lexical search only; once a model is ready, housekeeping embeds them
 in small batches (off the request path) and they become visible to semantic search as well.
+Each batch is re-read under the records' write locks (the ones memory_update and memory_delete
+hold), so a refresh never writes back an older copy over an update, or revives a deleted memory.
 """
 
 from __future__ import annotations
 
 from memory_service.core.ports import PayloadFilter
 from memory_service.core.records import MEMORIES, Stores, from_payload
+from memory_service.core.services.locks import KeyedLocks
 from memory_service.core.services.writer import RecordWriter
 
 PENDING = PayloadFilter(equals={"status": "active", "embedding_pending": True})
 
 
 class EmbeddingRefresher:
-    def __init__(self, stores: Stores, writer: RecordWriter) -> None:
+    def __init__(self, stores: Stores, writer: RecordWriter, locks: KeyedLocks) -> None:
         self._stores = stores
         self._writer = writer
+        self._locks = locks
 
     def run(self, batch: int = 100) -> int:
         """Embed up to ``batch`` pending records; returns how many were embedded."""
         if not self._stores.embedder.ready:
             return 0
         points, _ = self._stores.vectors.scroll(MEMORIES, PENDING, limit=batch)
-        records = [from_payload(p.payload) for p in points]
-        if records:
-            self._writer.write(records)
+        ids = [p.id for p in points]
+        if not ids:
+            return 0
+        with self._locks.hold(ids):
+            current = self._stores.vectors.retrieve(MEMORIES, ids)  # changed since the scroll?
+            records = [
+                from_payload(p.payload)
+                for p in current
+                if p.payload.get("status") == "active" and p.payload.get("embedding_pending")
+            ]
+            if records:
+                self._writer.write(records)
         return len(records)

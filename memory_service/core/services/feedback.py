@@ -2,7 +2,9 @@
 
 A vote is an audit event (``utility_vote``) on the rated memory, written through the RecordWriter
 like every other mutation; nothing on the record changes, so votes are never overwritten and the
-ranking reads their mean as the ``utility`` component.
+ranking reads their mean as the ``utility`` component. The vote still holds the locks of both
+memories from validation to append: a vote is never recorded on a memory a racing delete removed,
+and racing votes each report the count and mean that include the ones before them.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ class FeedbackService:
 
     def vote(self, req: MemoryFeedbackInput) -> MemoryFeedbackOutput:
         """Validate both memories, then append the vote (unless dry run)."""
+        with self._memory.writing((req.memory_id, "memory_id"), (req.problem_id, "problem_id")):
+            return self._vote(req)
+
+    def _vote(self, req: MemoryFeedbackInput) -> MemoryFeedbackOutput:
         record = self._memory.load(req.memory_id)
         problem = self._memory.load(req.problem_id, field="problem_id")
         if problem.type != PROBLEM_KIND:

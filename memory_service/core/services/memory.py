@@ -1,8 +1,15 @@
-"""Memory CRUD: add, bulk add, update, soft delete, get (seed 001 §4.2.1)."""
+"""Memory CRUD: add, bulk add, update, soft delete, get (seed 001 §4.2.1).
+
+Every read-modify-write of a record (update, delete, and supersede / feedback in their services)
+loads the record while holding its lock from :attr:`MemoryService.locks`, so concurrent calls on
+one memory apply one after the other: no acknowledged change is lost and a delete is final.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from memory_service.core.errors import (
@@ -15,6 +22,7 @@ from memory_service.core.errors import (
 from memory_service.core.models import (
     MemoryRecord,
     MemoryStatus,
+    MemoryType,
     Relationship,
     Scope,
     content_hash,
@@ -44,6 +52,13 @@ from memory_service.core.services.graph_sync import (
 )
 from memory_service.core.services.guards import check_metadata, normalise_relationship_type, parse_uuid
 from memory_service.core.services.kinds import PROBLEM_EDGE, check_problem_link
+from memory_service.core.services.locks import KeyedLocks
+from memory_service.core.services.write_rules import (
+    check_chain_keys_kept,
+    check_version,
+    immutable_content,
+    refuse_chain_keys,
+)
 from memory_service.core.services.writer import RecordWriter
 from memory_service.core.validation import validate_input
 from memory_service.settings import MemorySettings
@@ -51,13 +66,31 @@ from memory_service.settings import MemorySettings
 
 class MemoryService:
     def __init__(
-        self, stores: Stores, writer: RecordWriter, settings: MemorySettings, scope: Scope, actor: str
+        self,
+        stores: Stores,
+        writer: RecordWriter,
+        settings: MemorySettings,
+        scope: Scope,
+        actor: str,
+        *,
+        locks: KeyedLocks | None = None,
     ) -> None:
         self._stores = stores
         self._writer = writer
         self._settings = settings
         self._scope = scope
         self._actor = actor
+        self.locks = locks or KeyedLocks()  # shared with every service that writes a record back
+
+    @contextmanager
+    def writing(self, *ids: tuple[str, str]) -> Iterator[list[str]]:
+        """Hold the write locks of the given ``(memory_id, field)`` pairs; yields the canonical ids.
+
+        Load the records inside the block: what was read before it may be stale by then.
+        """
+        canonical = [parse_uuid(memory_id, field=field) for memory_id, field in ids]
+        with self.locks.hold(canonical):
+            yield canonical
 
     # ------------------------------------------------------------------ reads
 
@@ -121,15 +154,23 @@ class MemoryService:
         return MemoryBulkAddOutput(created=len(records), memory_ids=[r.id for r in records], errors=errors)
 
     def update(self, data: MemoryUpdateInput) -> MemoryUpdateOutput:
+        with self.writing((data.memory_id, "memory_id")):
+            return self._update(data)
+
+    def _update(self, data: MemoryUpdateInput) -> MemoryUpdateOutput:
         record = self.load(data.memory_id)
+        check_version(record, data.expected_version)
         changed: list[str] = []
         new = record.model_copy(deep=True)
         if data.content is not None and data.content != record.content:
+            if record.type == MemoryType.FACT:
+                raise immutable_content(record)
             new.content = data.content
             new.content_hash = content_hash(data.content)
             changed.append("content")
         if data.metadata is not None:
             merged = dict(record.metadata)
+            check_chain_keys_kept(record, data.metadata)
             for key, value in data.metadata.items():
                 if value is None:
                     if key in merged:
@@ -158,8 +199,14 @@ class MemoryService:
         )
         return MemoryUpdateOutput(memory_id=record.id, status="updated", updated_fields=changed)
 
-    def delete(self, memory_id: str) -> MemoryDeleteOutput:
+    def delete(self, memory_id: str, *, expected_version: int | None = None) -> MemoryDeleteOutput:
+        """Soft-delete; final: a write racing after it finds no memory (it waits for the lock)."""
+        with self.writing((memory_id, "memory_id")):
+            return self._delete(memory_id, expected_version)
+
+    def _delete(self, memory_id: str, expected_version: int | None) -> MemoryDeleteOutput:
         record = self.load(memory_id)
+        check_version(record, expected_version)
         warnings: list[str] = []
         try:
             removed = self._stores.graph.edges_of(MEMORY_LABEL, record.id)
@@ -193,7 +240,7 @@ class MemoryService:
         relationships: list[RelationshipInput] | None,
         prefix: str,
     ) -> tuple[MemoryRecord, list[GraphEdge]]:
-        meta = check_metadata(memory_type, metadata or {}, field=f"{prefix}metadata")
+        meta = self.check_new_metadata(memory_type, metadata, field=f"{prefix}metadata")
         problem = check_problem_link(self._stores, str(memory_type), meta, relationships or [], prefix)
         now = utcnow()
         record = MemoryRecord(
@@ -213,6 +260,14 @@ class MemoryService:
         if problem is not None:  # seed 002: a solution / failed tactic links to its problem
             edges.append(GraphEdge(PROBLEM_EDGE[record.type], MEMORY_LABEL, record.id, MEMORY_LABEL, problem))
         return record, edges
+
+    @staticmethod
+    def check_new_metadata(
+        memory_type: str, metadata: dict[str, Any] | None, *, field: str
+    ) -> dict[str, Any]:
+        """The checks a new record's metadata passes: the type's schema, and no fact-chain keys."""
+        refuse_chain_keys(metadata or {}, field=field)
+        return check_metadata(memory_type, metadata or {}, field=field)
 
     def _edges(self, source_id: str, rels: list[RelationshipInput], prefix: str) -> list[GraphEdge]:
         edges = []

@@ -4,6 +4,12 @@ Records stay immutable in meaning: the old fact keeps its content and gains only
 ``metadata.superseded`` / ``superseded_by`` (so default searches skip it), while the graph holds
 the chain: ``new_fact -SUPERSEDES-> old_fact``, ``change -SUPERSEDES-> old_fact`` and
 ``change -INTRODUCES-> new_fact``. memory_get with include_relationships walks it both ways.
+
+A chain keeps exactly one live (not superseded) fact and never loops: the old fact and the new one
+must both be live, which two facts of one chain never are, and a graph walk refuses a new fact
+that the old one already (transitively) supersedes, in case metadata and edges ever disagree. All
+checks run before the dry-run preview, so a dry run refuses exactly what a commit would, and the
+whole call holds the locks of every memory it names (it rewrites the old fact's metadata).
 """
 
 from __future__ import annotations
@@ -17,7 +23,6 @@ from memory_service.core.ports import AuditEvent, GraphEdge
 from memory_service.core.records import MEMORY_LABEL, Stores
 from memory_service.core.schemas import MemoryAddInput, RelationshipInput
 from memory_service.core.services.graph_sync import op_upsert_edges
-from memory_service.core.services.guards import check_metadata
 from memory_service.core.services.memory import MemoryService
 from memory_service.core.services.writer import RecordWriter
 
@@ -36,17 +41,26 @@ class SupersedeService:
         self._actor = actor
 
     def supersede(self, req: MemorySupersedeInput) -> MemorySupersedeOutput:
+        named = {"old_fact_id": req.old_fact_id, "new_fact_id": req.new_fact_id, "change_id": req.change_id}
+        with self._memory.writing(*[(mid, field) for field, mid in named.items() if mid is not None]):
+            return self._supersede(req)
+
+    def _supersede(self, req: MemorySupersedeInput) -> MemorySupersedeOutput:
         old = self._memory.load(req.old_fact_id, field="old_fact_id")
         _expect(old, MemoryType.FACT, "old_fact_id")
         if old.metadata.get("superseded"):
+            newest = old.metadata.get("superseded_by")
             raise ConflictError(
-                f"Fact '{old.id}' is already superseded by '{old.metadata.get('superseded_by')}'",
+                f"Fact '{old.id}' is already superseded by '{newest}'",
                 code="CON_ALREADY_SUPERSEDED",
-                details={"field": "old_fact_id", "superseded_by": old.metadata.get("superseded_by")},
-                suggestion="Supersede the newest fact of the chain instead (its id is in superseded_by).",
+                details={"field": "old_fact_id", "provided": old.id, "superseded_by": newest},
+                suggestion="Call memory_supersede on the newest fact of the chain instead: pass its id "
+                "as old_fact_id (follow superseded_by from this fact).",
             )
-        new_id = self._existing(req.new_fact_id, MemoryType.FACT, "new_fact_id")
-        change_id = self._existing(req.change_id, MemoryType.CHANGE, "change_id")
+        new = self._existing(req.new_fact_id, MemoryType.FACT, "new_fact_id")
+        new_id = new.id if new is not None else None
+        change = self._existing(req.change_id, MemoryType.CHANGE, "change_id")
+        change_id = change.id if change is not None else None
         if new_id == old.id:
             raise ValidationError(
                 "A fact cannot supersede itself",
@@ -54,10 +68,12 @@ class SupersedeService:
                 details={"field": "new_fact_id", "provided": req.new_fact_id},
                 suggestion="Pass the replacement fact's id (or 'new_fact' to write it) as new_fact_id.",
             )
+        if new is not None:
+            self._check_new_fact_holds(new, old)
         for name, item in (("new_fact", req.new_fact), ("change", req.change)):
             if item is not None:  # validate now so a dry run catches what a commit would refuse
                 kind = "fact" if name == "new_fact" else "change"
-                check_metadata(kind, item.metadata or {}, field=f"{name}.metadata")
+                self._memory.check_new_metadata(kind, item.metadata, field=f"{name}.metadata")
         if req.mode == "dry_run":
             return self._output("dry_run", old, new_id, change_id, req)
         props = {"rationale": req.rationale, "evidence_refs": list(dict.fromkeys(req.evidence_refs or []))}
@@ -93,12 +109,60 @@ class SupersedeService:
         )
         return self._output("committed", old, new_id, change_id, req)
 
-    def _existing(self, memory_id: str | None, kind: MemoryType, field: str) -> str | None:
+    def _existing(self, memory_id: str | None, kind: MemoryType, field: str) -> MemoryRecord | None:
         if memory_id is None:
             return None
         record = self._memory.load(memory_id, field=field)
         _expect(record, kind, field)
-        return record.id
+        return record
+
+    def _check_new_fact_holds(self, new: MemoryRecord, old: MemoryRecord) -> None:
+        """The replacement must be live and must not be older than ``old`` in its chain."""
+        if new.metadata.get("superseded"):
+            newest = new.metadata.get("superseded_by")
+            raise ConflictError(
+                f"Fact '{new.id}' is itself superseded (by '{newest}'), so it cannot replace '{old.id}'",
+                code="CON_ALREADY_SUPERSEDED",
+                details={"field": "new_fact_id", "provided": new.id, "superseded_by": newest},
+                suggestion="A superseded fact no longer holds: pass the newest fact of its chain as "
+                "new_fact_id (follow superseded_by), or write the replacement in the same call with "
+                "memory_supersede new_fact={'content': ...}.",
+            )
+        if new.id in self._history(old.id):
+            raise ConflictError(
+                f"Fact '{old.id}' already supersedes '{new.id}' (directly or through its chain); "
+                "linking them the other way would make the chain loop",
+                code="CON_SUPERSEDE_CYCLE",
+                details={"field": "new_fact_id", "provided": new.id, "old_fact_id": old.id},
+                suggestion=f"'{new.id}' is an older fact of the same chain. To state it again, "
+                f"call memory_supersede with old_fact_id='{old.id}' and new_fact={{'content': ...}} "
+                "(a new fact), not new_fact_id.",
+            )
+
+    def _history(self, fact_id: str) -> set[str]:
+        """Every fact ``fact_id`` supersedes, directly or through older facts of its chain.
+
+        A walk goes at most MAX_CHAIN hops (the graph's limit), so it restarts from the facts
+        found at that distance: each fact on a longer path is at that distance from one of them.
+        """
+        seen: set[str] = set()
+        walked: set[str] = set()
+        frontier = {fact_id}
+        while frontier:
+            walked |= frontier
+            deeper: set[str] = set()
+            for start in frontier:
+                try:
+                    found = self._stores.graph.related(
+                        MEMORY_LABEL, start, [SUPERSEDES], "OUTGOING", depth=MAX_CHAIN, limit=1000
+                    )
+                except MemoryServiceError:  # graph down: the live-fact rule above still holds
+                    return seen
+                facts = [e for e in found if e.properties.get("type") == MemoryType.FACT]
+                seen.update(e.id for e in facts)
+                deeper.update(e.id for e in facts if e.distance == MAX_CHAIN)
+            frontier = deeper - walked
+        return seen
 
     def _add(
         self, kind: str, content: str, metadata: dict[str, Any] | None, supersedes: list[str], new: str = ""
