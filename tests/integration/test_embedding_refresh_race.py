@@ -11,34 +11,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-
-from memory_service.app import Services, open_services
+from memory_service.app import Services
 from memory_service.core.ports import VectorPoint
 from memory_service.core.records import MEMORIES, to_payload
 from memory_service.core.schemas import MemoryAddInput, MemoryGetInput, MemoryUpdateInput
 from memory_service.core.services.embedding_refresh import EmbeddingRefresher
-from memory_service.settings import EmbeddingSettings, Settings
-from tests.conftest import require_model
-
-
-@pytest.fixture
-def services(tmp_path: Path) -> Iterator[Services]:
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        project_root=tmp_path,
-        project="refresh",
-        embedding=EmbeddingSettings(model_path=require_model()),
-    )
-    opened = open_services(settings, housekeeping=False)
-    try:
-        assert opened.stores.embedder.wait_ready(60)
-        yield opened
-    finally:
-        opened.close()
 
 
 def _pending_memory(services: Services, content: str) -> str:

@@ -11,21 +11,17 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memory_service.app import Services, open_services
+from memory_service.app import Services
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.feedback_schemas import MemorySupersedeInput
 from memory_service.core.ports import PayloadFilter, VectorPoint
 from memory_service.core.records import MEMORIES, to_payload
 from memory_service.core.schemas import MemoryAddInput, MemorySearchInput, MemoryUpdateInput
-from memory_service.settings import EmbeddingSettings, Settings
-from tests.conftest import require_model
 
 STEPS = 300
 VOCABULARY = (
@@ -39,21 +35,6 @@ FACT_EDGES = (
     "MATCH (a:Memory)-[:SUPERSEDES]->(b:Memory) WHERE a.type = 'fact' AND b.type = 'fact' "
     "RETURN a.id AS src, b.id AS dst"
 )
-
-
-@pytest.fixture
-def services(tmp_path: Path) -> Iterator[Services]:
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        project_root=tmp_path,
-        project="chains",
-        embedding=EmbeddingSettings(model_path=require_model()),
-    )
-    opened = open_services(settings, housekeeping=False)
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 @dataclass

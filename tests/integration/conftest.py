@@ -1,0 +1,29 @@
+"""Services on real engines and the real model, opened in-process without housekeeping."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_service.app import Services, open_services
+from memory_service.settings import EmbeddingSettings, Settings
+from tests.conftest import require_model
+
+
+@pytest.fixture
+def services(tmp_path: Path) -> Iterator[Services]:
+    """A fresh data directory with the model loaded; closed after the test."""
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        project_root=tmp_path,
+        project="integration",
+        embedding=EmbeddingSettings(model_path=require_model()),
+    )
+    opened = open_services(settings, housekeeping=False)
+    try:
+        assert opened.stores.embedder.wait_ready(60), opened.stores.embedder.failure_reason
+        yield opened
+    finally:
+        opened.close()
