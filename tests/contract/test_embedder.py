@@ -6,9 +6,11 @@ the repository). Without it the model's tests are skipped with the reason printe
 
 from __future__ import annotations
 
+import base64
 import logging
 import math
 import os
+import random
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +23,7 @@ from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import Embedder, SparseEncoder, SparseVector
 from memory_service.embeddings.bm25 import Bm25Encoder
 from memory_service.embeddings.fake import FakeEmbedder, UnavailableEmbedder
-from memory_service.embeddings.fastembed_embedder import FastEmbedder, text_key
+from memory_service.embeddings.fastembed_embedder import MODEL_INPUT_CHARS, FastEmbedder, text_key
 from memory_service.embeddings.model_source import fastembed_cache_dir
 from memory_service.settings import EmbeddingSettings
 from memory_service.stores.local import LocalCache
@@ -117,6 +119,21 @@ def test_order_preserved_with_mixed_hits_misses_and_duplicates(embedder: FastEmb
     singles = {t: np.array(raw_embed(embedder, t)) for t in mixed}
     for text, vec in zip(mixed, out, strict=True):
         assert np.allclose(vec, singles[text], atol=1e-5), text
+
+
+def test_long_texts_embed_as_the_model_sees_them_whole(embedder: FastEmbedder) -> None:
+    """Texts longer than MODEL_INPUT_CHARS are cut before tokenizing: the model's first 256 tokens
+    are the same, so the vector equals the one from the whole text (prose, code, base64)."""
+    prose = " ".join(
+        f"The {i}th deployment rolled back after the cache warmed too slowly." for i in range(900)
+    )
+    code = "def handler(event, context):\n    return {'status': 200, 'body': event['body']}\n" * 400
+    blob = base64.b64encode(random.Random(3).randbytes(80_000)).decode()
+    for text in (prose, code, blob):
+        assert len(text) > MODEL_INPUT_CHARS
+        reference = raw_embed(embedder, text)
+        (vector,) = embedder.embed_documents([text])
+        assert np.allclose(vector, reference / np.linalg.norm(reference), atol=1e-5)
 
 
 def test_concurrent_callers_get_the_same_vectors(embedder: FastEmbedder) -> None:
