@@ -8,7 +8,7 @@ BIN     = $(VENV)/bin
 install:  ## create .venv, install the service with its dev tools and the e2e tests' TypeScript MCP client
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -e ".[dev,server]"
 	npm ci --prefix tests/e2e/ts --no-audit --no-fund --loglevel=error
 
 test: lint typecheck  ## lint, type-check, then the whole test suite (unit, contract, e2e)
