@@ -234,6 +234,16 @@ class GraphStore(Protocol):
         limit: int = 200,
     ) -> list[RelatedEntity]: ...
 
+    def in_degree(self, label: str, ids: Sequence[str], exclude_types: Sequence[str] = ()) -> dict[str, int]:
+        """Incoming edges per node of ``label`` among ``ids``, not counting ``exclude_types``
+        (ranking: how often a memory is cited). Ids with none may be left out."""
+        ...
+
+    def neighbours(self, label: str, ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each of ``ids``, the distinct nodes of the same ``label`` linked to it by an edge of
+        any type, in either direction (ranking and graph expansion)."""
+        ...
+
     def count_edges_by_type(self) -> dict[str, int]: ...
 
     def count_nodes_by_label(self) -> dict[str, int]: ...
@@ -246,7 +256,9 @@ class GraphStore(Protocol):
         read_only: bool = True,
         row_limit: int = 1000,
     ) -> list[dict[str, Any]]:
-        """Run Cypher; rows as plain JSON-able dicts. Write clauses are refused when read_only."""
+        """Run a user's Cypher (graph_query); rows as plain JSON-able dicts. Write clauses are refused
+        when read_only. Services never call it: each engine has its own dialect, so what a service
+        reads is a method above, implemented per adapter."""
         ...
 
     def size_bytes(self) -> int: ...

@@ -81,6 +81,8 @@ DELETE_NODE = "MATCH (n:`{label}`) WHERE n.id = $id DETACH DELETE n"
 COUNT_DETACHED = "MATCH (n:`{label}`)-[e]-() WHERE n.id IN $ids RETURN count(e)"
 DELETE_NODES = "MATCH (n:`{label}`) WHERE n.id IN $ids DETACH DELETE n"
 COUNT_EDGES = "MATCH ()-[e]->() RETURN label(e), count(*)"
+IN_DEGREE = "MATCH ()-[e]->(m:`{label}`) WHERE m.id IN $ids AND NOT label(e) IN $skip RETURN m.id, count(e)"
+NEIGHBOURS = "MATCH (m:`{label}`)-[]-(x:`{label}`) WHERE m.id IN $ids RETURN DISTINCT m.id, x.id"
 COUNT_NODES = "MATCH (n) RETURN label(n), count(*)"
 # SHORTEST: one shortest path per reached node, so cycles cannot blow up the walk count.
 RELATED = (
@@ -397,6 +399,27 @@ class LadybugGraphStore:
                           {**({"type": typ} if typ is not None else {}), **(_json_object(props) or {})})
             for xid, xlabel, name, typ, props, d, rel, forward in rows
         ]  # fmt: skip
+
+    def in_degree(self, label: str, ids: Sequence[str], exclude_types: Sequence[str] = ()) -> dict[str, int]:
+        _ident(label, "label")
+        with self._guard("in_degree") as conn:
+            if label not in self._node_labels or not self._rel_types or not ids:
+                return {}
+            rows = self._rows(
+                conn, IN_DEGREE.format(label=label), {"ids": list(ids), "skip": list(exclude_types)}
+            )
+        return {str(i): int(n) for i, n in rows}
+
+    def neighbours(self, label: str, ids: Sequence[str]) -> dict[str, list[str]]:
+        _ident(label, "label")
+        with self._guard("neighbours") as conn:
+            if label not in self._node_labels or not self._rel_types or not ids:
+                return {}
+            rows = self._rows(conn, NEIGHBOURS.format(label=label), {"ids": list(ids)})
+        out: dict[str, list[str]] = {}
+        for a, b in rows:
+            out.setdefault(str(a), []).append(str(b))
+        return out
 
     def count_edges_by_type(self) -> dict[str, int]:
         with self._guard("count_edges_by_type") as conn:

@@ -533,22 +533,20 @@ def test_ladybug_read_only_transaction_backs_up_the_check(
         store.close()
 
 
-def test_ladybug_search_signals_read_a_fresh_graph(tmp_path: Path) -> None:
-    """The ranking's graph reads (label(e): LadybugDB dialect) before and after the first link."""
-    from memory_service.core.services.signals import IN_DEGREE, NEIGHBOURS
-    from memory_service.stores.graph_ladybug import LadybugGraphStore
-
-    store = LadybugGraphStore(tmp_path / "g.lbug")
-    degree = {"ids": ["m1", "m2"], "skip": ["SUPERSEDES"]}
-    try:
-        assert store.query(IN_DEGREE, degree) == [] and store.query(NEIGHBOURS, {"ids": ["m1"]}) == []
-        store.upsert_nodes([node("Memory", "m1"), node("Memory", "m2")])
-        assert store.query(IN_DEGREE, degree) == [] and store.query(NEIGHBOURS, {"ids": ["m1"]}) == []
-        store.upsert_edges([edge("RELATES_TO", M2, M1)])
-        assert store.query(IN_DEGREE, degree) == [{"id": "m1", "n": 1}]
-        assert store.query(NEIGHBOURS, {"ids": ["m1"]}) == [{"a": "m1", "b": "m2"}]
-    finally:
-        store.close()
+def test_ranking_reads_on_a_fresh_graph_and_after_the_first_link(store: GraphStore) -> None:
+    """in_degree and neighbours (what search ranking reads) before any table, then with links."""
+    assert store.in_degree("Memory", ["m1", "m2"], ["SUPERSEDES"]) == {}
+    assert store.neighbours("Memory", ["m1"]) == {}
+    store.upsert_nodes([node("Memory", "m1"), node("Memory", "m2"), node("Memory", "m3")])
+    assert store.in_degree("Memory", ["m1", "m2"], ["SUPERSEDES"]) == {}
+    assert store.neighbours("Memory", ["m1"]) == {}
+    store.upsert_edges([edge("RELATES_TO", M2, M1), edge("SUPERSEDES", M3, M1), edge("CALLS", F1, M1)])
+    degree = store.in_degree("Memory", ["m1", "m2"], ["SUPERSEDES"])
+    assert {k: v for k, v in degree.items() if v} == {"m1": 2}  # RELATES_TO and CALLS; not SUPERSEDES
+    assert store.in_degree("Memory", ["m1"]) == {"m1": 3}
+    near = store.neighbours("Memory", ["m1", "m2"])
+    assert sorted(near["m1"]) == ["m2", "m3"] and near["m2"] == ["m1"]  # Memory nodes only, both ways
+    assert store.in_degree("Memory", []) == {} and store.neighbours("Memory", []) == {}
 
 
 def test_ladybug_schema_written_through_query_is_read_at_once(tmp_path: Path) -> None:

@@ -12,12 +12,8 @@ from dataclasses import dataclass, field
 
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.ports import AuditLog, GraphStore
+from memory_service.core.records import MEMORY_LABEL
 
-# Read-only Cypher, values only through $params.
-IN_DEGREE = (
-    "MATCH (x)-[e]->(m:Memory) WHERE m.id IN $ids AND NOT label(e) IN $skip RETURN m.id AS id, count(e) AS n"
-)
-NEIGHBOURS = "MATCH (m:Memory)-[e]-(x:Memory) WHERE m.id IN $ids RETURN DISTINCT m.id AS a, x.id AS b"
 # Links that say "this replaced that": not evidence that a memory is cited or related in meaning.
 NOT_CITATIONS = ("SUPERSEDES",)
 UTILITY_VOTE = "utility_vote"
@@ -37,20 +33,15 @@ class GraphSignals:
         self._graph = graph
 
     def load(self, ids: Sequence[str]) -> GraphFacts:
-        """Incoming-link counts and memory-to-memory neighbours of ``ids``, in two queries."""
+        """Incoming-link counts and memory-to-memory neighbours of ``ids``, in two store reads."""
         if not ids:
             return GraphFacts(in_degree={})
         try:
-            degree = self._graph.query(
-                IN_DEGREE, {"ids": list(ids), "skip": list(NOT_CITATIONS)}, row_limit=len(ids)
-            )
-            pairs = self._graph.query(NEIGHBOURS, {"ids": list(ids)}, row_limit=50 * len(ids))
+            degree = self._graph.in_degree(MEMORY_LABEL, ids, NOT_CITATIONS)
+            neighbours = self._graph.neighbours(MEMORY_LABEL, ids)
         except MemoryServiceError:
             return GraphFacts()
-        facts = GraphFacts(in_degree={str(r["id"]): int(r["n"]) for r in degree})
-        for row in pairs:
-            facts.neighbours.setdefault(str(row["a"]), []).append(str(row["b"]))
-        return facts
+        return GraphFacts(in_degree=degree, neighbours=neighbours)
 
     def neighbours_outside(self, ids: Sequence[str], limit: int = 200) -> list[str]:
         """Memories one hop from ``ids`` that are not among them (graph expansion)."""
