@@ -39,8 +39,7 @@ from memory_service.stores.owner_lock import OwnerLock
 logger = logging.getLogger(__name__)
 
 # What each settings backend is, as statistics and health name it.
-VECTOR_BACKENDS = {"edge": "qdrant-edge", "server": "qdrant"}
-GRAPH_BACKENDS = {"embedded": "ladybug", "neo4j": "neo4j"}
+BACKEND_NAMES = {"edge": "qdrant-edge", "server": "qdrant", "embedded": "ladybug", "neo4j": "neo4j"}
 
 
 @dataclass
@@ -97,10 +96,11 @@ class Services:
             "relationships": {"total": sum(rel_by_type.values()), "by_type": rel_by_type},
             # Each store by what it is (the embedded default is not Qdrant's server nor Neo4j).
             "storage": {
-                "vector_store": VECTOR_BACKENDS[self.settings.qdrant.backend],
+                "vector_store": BACKEND_NAMES[str(self.settings.qdrant.backend)],
                 "vector_size_mb": round(vectors.size_bytes() / 1e6, 3),
-                "graph_store": GRAPH_BACKENDS[self.settings.graph.backend],
+                "graph_store": BACKEND_NAMES[str(self.settings.graph.backend)],
                 "graph_size_mb": graph_mb,
+                "cache_store": str(self.settings.redis.backend),
                 "cache_size_mb": round(self.stores.cache.size_bytes() / 1e6, 3),
             },
             "sync": {

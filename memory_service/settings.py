@@ -27,16 +27,23 @@ class EmbeddingSettings(BaseModel):
 
 
 class VectorSettings(BaseModel):
-    backend: Literal["edge", "server"] = "edge"
-    url: str | None = None  # Qdrant server (roadmap); embedded when None
+    """Vectors: embedded qdrant-edge, or a Qdrant server when ``url`` is set."""
+
+    backend: Literal["edge", "server"] | None = None  # None: "server" when url is set, else "edge"
+    url: str | None = None
     api_key: SecretStr | None = None
+    # Collection-name prefix on a server, so several projects can share one (default: project name).
+    collection_prefix: str | None = None
+    timeout_seconds: float = Field(10.0, gt=0)
     # Build the HNSW index in the background once this many points are unindexed.
     optimize_after_points: int = 5000
 
 
 class GraphSettings(BaseModel):
-    backend: Literal["embedded", "neo4j"] = "embedded"
-    uri: str | None = None  # bolt://... (roadmap); embedded LadybugDB when None
+    """Graph: embedded LadybugDB, or Neo4j when ``uri`` (bolt://, neo4j://, neo4j+s://...) is set."""
+
+    backend: Literal["embedded", "neo4j"] | None = None  # None: "neo4j" when uri is set
+    uri: str | None = None
     user: str = "neo4j"
     password: SecretStr | None = None
     database: str = "neo4j"
@@ -46,7 +53,12 @@ class GraphSettings(BaseModel):
 
 
 class RedisSettings(BaseModel):
-    url: str | None = None  # redis://... (roadmap); local SQLite when None
+    """Cache, graph-sync queue and job state: local SQLite, or Redis when ``url`` is set."""
+
+    backend: Literal["sqlite", "redis"] | None = None  # None: "redis" when url is set
+    url: SecretStr | None = None  # redis://[:password@]host:port/db; may carry a password
+    # Key prefix, so several projects can share one server (default: "memory:<project>:").
+    key_prefix: str | None = None
 
 
 class MemorySettings(BaseModel):
@@ -172,6 +184,29 @@ class Settings(BaseSettings):
     ranking: RankingSettings = Field(default_factory=lambda: RankingSettings())
 
     @model_validator(mode="after")
+    def _backends(self) -> Settings:
+        """One backend per section: from its address when not named; contradictions refused."""
+        sections = (
+            ("qdrant", self.qdrant, "url", self.qdrant.url, "server", "edge"),
+            ("graph", self.graph, "uri", self.graph.uri, "neo4j", "embedded"),
+            ("redis", self.redis, "url", self.redis.url, "redis", "sqlite"),
+        )
+        for name, section, key, address, server, local in sections:
+            env = f"MEMORY_{name.upper()}__"
+            if section.backend is None:
+                section.backend = server if address else local  # type: ignore[assignment]
+            elif section.backend == server and not address:
+                raise ValueError(
+                    f"{env}BACKEND is '{server}' but {env}{key.upper()} is not set: give the server's "
+                    f"address, or unset {env}BACKEND to use the embedded store"
+                )
+            elif section.backend == local and address:
+                raise ValueError(
+                    f"{env}BACKEND is '{local}' but {env}{key.upper()} is set too: unset one of them"
+                )
+        return self
+
+    @model_validator(mode="after")
     def _fill_derived(self) -> Settings:
         self.project_root = self.project_root.expanduser().resolve()
         git_root = _git_toplevel(self.project_root)
@@ -187,6 +222,11 @@ class Settings(BaseSettings):
         self.indexer.allowed_roots = [p.expanduser().resolve() for p in self.indexer.allowed_roots]
         if self.embedding.model_path is not None:
             self.embedding.model_path = self.embedding.model_path.expanduser().resolve()
+        slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.project)
+        if self.qdrant.collection_prefix is None:
+            self.qdrant.collection_prefix = f"{slug}__"
+        if self.redis.key_prefix is None:
+            self.redis.key_prefix = f"memory:{slug}:"
         return self
 
     @property

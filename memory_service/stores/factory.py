@@ -1,59 +1,138 @@
-"""Pick and open the adapter for each port from settings; heavy clients are imported lazily."""
+"""Pick and open the adapter for each port from settings; heavy clients are imported lazily.
+
+Each settings section names one backend (``qdrant``: edge | server, ``graph``: embedded | neo4j,
+``redis``: sqlite | redis; settings.py derives it from the address when unset). A small registry
+per port maps that name to an opener, so adding a backend is one function and one entry. The
+audit log and the index state stay in the data directory's SQLite file whatever the backends.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from memory_service.core.errors import ValidationError
+from memory_service.core.ports import Cache, GraphStore, Queue, VectorStore
 from memory_service.core.records import Stores
 from memory_service.settings import Settings
+from memory_service.stores.local_db import LocalDB
+
+Opener = Callable[[Settings, LocalDB], Any]
+
+
+def _edge_vectors(settings: Settings, _db: LocalDB) -> VectorStore:
+    from memory_service.stores.qdrant_edge import EdgeVectorStore
+
+    return EdgeVectorStore(settings.resolved_data_dir / "vectors")
+
+
+def _server_vectors(settings: Settings, _db: LocalDB) -> VectorStore:
+    from memory_service.stores.qdrant_server import QdrantServerVectorStore
+
+    qdrant = settings.qdrant
+    return QdrantServerVectorStore(
+        url=qdrant.url,
+        api_key=qdrant.api_key.get_secret_value() if qdrant.api_key else None,
+        prefix=qdrant.collection_prefix or "",
+        timeout=qdrant.timeout_seconds,
+    )
+
+
+def _ladybug_graph(settings: Settings, _db: LocalDB) -> GraphStore:
+    from memory_service.stores.graph_ladybug import LadybugGraphStore
+
+    graph = settings.graph
+    return LadybugGraphStore(
+        settings.resolved_data_dir / "graph", buffer_pool_mb=graph.buffer_pool_mb, threads=graph.threads
+    )
+
+
+def _neo4j_graph(settings: Settings, _db: LocalDB) -> GraphStore:
+    from memory_service.stores.graph_neo4j import Neo4jGraphStore
+
+    graph = settings.graph
+    return Neo4jGraphStore(
+        uri=graph.uri,
+        user=graph.user,
+        password=graph.password.get_secret_value() if graph.password else None,
+        database=graph.database,
+    )
+
+
+def _sqlite_cache(_settings: Settings, db: LocalDB) -> Cache:
+    from memory_service.stores.local import LocalCache
+
+    return LocalCache(db)
+
+
+def _sqlite_queue(_settings: Settings, db: LocalDB) -> Queue:
+    from memory_service.stores.local import LocalQueue
+
+    return LocalQueue(db)
+
+
+def _redis_url(settings: Settings) -> str:
+    assert settings.redis.url is not None  # the settings model guarantees it for this backend
+    return settings.redis.url.get_secret_value()
+
+
+def _redis_cache(settings: Settings, _db: LocalDB) -> Cache:
+    from memory_service.stores.redis_cache import RedisCache
+
+    return RedisCache(url=_redis_url(settings), prefix=settings.redis.key_prefix or "")
+
+
+def _redis_queue(settings: Settings, _db: LocalDB) -> Queue:
+    from memory_service.stores.redis_queue import RedisQueue
+
+    return RedisQueue(url=_redis_url(settings), prefix=settings.redis.key_prefix or "")
+
+
+VECTORS: dict[str, Opener] = {"edge": _edge_vectors, "server": _server_vectors}
+GRAPHS: dict[str, Opener] = {"embedded": _ladybug_graph, "neo4j": _neo4j_graph}
+CACHES: dict[str, Opener] = {"sqlite": _sqlite_cache, "redis": _redis_cache}
+QUEUES: dict[str, Opener] = {"sqlite": _sqlite_queue, "redis": _redis_queue}
+
+
+def _opener(registry: dict[str, Opener], backend: str | None, setting: str) -> Opener:
+    opener = registry.get(backend or "")
+    if opener is None:
+        raise ValidationError(
+            f"Unknown backend '{backend}' for {setting}",
+            code="VAL_BACKEND_UNSUPPORTED",
+            details={"field": setting, "provided": backend, "allowed": sorted(registry)},
+            suggestion=f"Set {setting} to one of: {', '.join(sorted(registry))} (or leave it unset).",
+        )
+    return opener
 
 
 def build_stores(settings: Settings) -> Stores:
-    """Open every store under the data directory (embedded) or against the configured servers."""
-    data_dir = settings.resolved_data_dir
-    servers = settings.qdrant.url or settings.graph.uri or settings.redis.url
-    if settings.qdrant.backend != "edge" or settings.graph.backend != "embedded" or servers:
-        raise ValidationError(
-            "Server backends (Qdrant server, Neo4j, Redis) are not available in this version",
-            code="VAL_BACKEND_UNSUPPORTED",
-            details={
-                "qdrant.backend": settings.qdrant.backend,
-                "qdrant.url": bool(settings.qdrant.url),
-                "graph.backend": settings.graph.backend,
-                "graph.uri": bool(settings.graph.uri),
-                "redis.url": bool(settings.redis.url),
-            },
-            suggestion="Unset MEMORY_QDRANT__BACKEND/URL, MEMORY_GRAPH__BACKEND/URI and MEMORY_REDIS__URL "
-            "to use the embedded stores (server adapters are on the roadmap).",
-        )
+    """Open every store: embedded ones under the data directory, servers where configured."""
     from memory_service.embeddings.bm25 import Bm25Encoder
     from memory_service.embeddings.fastembed_embedder import FastEmbedder
-    from memory_service.stores.graph_ladybug import LadybugGraphStore
-    from memory_service.stores.local import LocalAuditLog, LocalCache, LocalQueue
-    from memory_service.stores.local_db import LocalDB
+    from memory_service.stores.local import LocalAuditLog
     from memory_service.stores.local_index import LocalIndexState
-    from memory_service.stores.qdrant_edge import EdgeVectorStore
 
-    opened: list[object] = []
+    openers = (
+        _opener(CACHES, settings.redis.backend, "MEMORY_REDIS__BACKEND"),
+        _opener(QUEUES, settings.redis.backend, "MEMORY_REDIS__BACKEND"),
+        _opener(VECTORS, settings.qdrant.backend, "MEMORY_QDRANT__BACKEND"),
+        _opener(GRAPHS, settings.graph.backend, "MEMORY_GRAPH__BACKEND"),
+    )
+    opened: list[Any] = []
     try:
-        db = LocalDB.in_dir(data_dir)
-        cache = LocalCache(db)
-        opened.append(cache)
-        queue = LocalQueue(db)
-        opened.append(queue)
+        db = LocalDB.in_dir(settings.resolved_data_dir)
         audit = LocalAuditLog(db)
         opened.append(audit)
         index_state = LocalIndexState(db)
         opened.append(index_state)
-        vectors = EdgeVectorStore(data_dir / "vectors")
-        opened.append(vectors)
-        graph = LadybugGraphStore(
-            data_dir / "graph", buffer_pool_mb=settings.graph.buffer_pool_mb, threads=settings.graph.threads
-        )
-        opened.append(graph)
+        for opener in openers:
+            opened.append(opener(settings, db))
     except BaseException:
         for store in reversed(opened):
-            store.close()  # type: ignore[attr-defined]
+            store.close()
         raise
+    cache, queue, vectors, graph = opened[2:]
     return Stores(
         vectors=vectors,
         graph=graph,
