@@ -6,6 +6,8 @@ import argparse
 import os
 import sys
 
+import pydantic
+
 from memory_service import __version__
 from memory_service.core.errors import MemoryServiceError
 
@@ -39,7 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     from memory_service.server import build_server
     from memory_service.settings import Settings
 
-    settings = Settings()
+    try:
+        settings = Settings()
+    except pydantic.ValidationError as exc:  # a bad MEMORY_* variable: one readable line per problem
+        for error in exc.errors(include_url=False):
+            where = ".".join(str(part) for part in error["loc"]) or "settings"
+            print(f"memory-service: invalid setting {where}: {error['msg']}", file=sys.stderr)
+        return 2
     configure_logging(settings.server.log_level)
     try:
         build_server(settings).run("stdio")

@@ -162,3 +162,18 @@ def test_help_and_version() -> None:
         [sys.executable, "-m", "memory_service", "--version"], capture_output=True, text=True, check=True
     )
     assert ver.stdout.startswith("memory-service ")
+
+
+def test_a_bad_setting_is_one_readable_line(tmp_path: Path) -> None:
+    env = server_env(tmp_path / "data", model=None)
+    env["MEMORY_GRAPH__BACKEND"] = "neo4j"  # without MEMORY_GRAPH__URI
+    out = subprocess.run(
+        [sys.executable, "-m", "memory_service"],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "MEMORY_GRAPH__URI is not set" in out.stderr and len(out.stderr.splitlines()) == 1
