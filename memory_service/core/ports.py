@@ -285,6 +285,11 @@ class Cache(Protocol):
 
     def delete_namespace(self, namespace: str) -> int: ...
 
+    def incr(self, namespace: str, key: str) -> int:
+        """Add one to a counter (atomically, for every process sharing the cache) and return it;
+        a missing counter starts from 0. ``get`` reads it as ASCII digits."""
+        ...
+
     def stats(self) -> dict[str, float]:
         """hits, misses, hit_rate, entries."""
         ...
@@ -447,3 +452,31 @@ class SparseEncoder(Protocol):
     def encode_documents(self, texts: Sequence[str]) -> list[SparseVector]: ...
 
     def encode_query(self, text: str) -> SparseVector: ...
+
+
+# --------------------------------------------------------------------------- utility votes
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One utility vote (seed 002): how useful ``memory_id`` was for ``problem_id``, -1..1."""
+
+    memory_id: str
+    problem_id: str
+    vote: float
+    actor: str
+    timestamp: str | None = None
+
+
+@runtime_checkable
+class VoteStore(Protocol):
+    """Utility votes, read by every search for its candidates: kept apart from the audit log,
+    which stays append-and-list (the audit still records each vote as a mutation)."""
+
+    def add(self, votes: Sequence[Vote]) -> None: ...
+
+    def of(self, memory_ids: Sequence[str], *, latest: int = 500) -> dict[str, builtins.list[float]]:
+        """The latest ``latest`` votes per memory, oldest first; memories without votes are left out."""
+        ...
+
+    def close(self) -> None: ...

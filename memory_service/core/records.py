@@ -16,10 +16,14 @@ from memory_service.core.ports import (
     Queue,
     SparseEncoder,
     VectorStore,
+    VoteStore,
 )
 
 MEMORIES = "memories"
 MEMORY_LABEL = "Memory"
+# A counter in the cache that every memory write bumps: cached search results carry the value
+# they were computed at, so a write anywhere (any process sharing the cache) invalidates them.
+WRITE_GENERATION = ("memory", "write_generation")
 GRAPH_SYNC_TOPIC = "graph_sync"
 
 # Payload fields with an index: what filters and facets use.
@@ -81,7 +85,16 @@ class Stores:
     embedder: Embedder
     sparse: SparseEncoder
     index_state: IndexState
+    votes: VoteStore
 
     def close(self) -> None:
-        for store in (self.vectors, self.graph, self.queue, self.audit, self.index_state, self.cache):
+        for store in (
+            self.vectors,
+            self.graph,
+            self.queue,
+            self.audit,
+            self.index_state,
+            self.votes,
+            self.cache,
+        ):
             store.close()

@@ -3,7 +3,8 @@
 Each settings section names one backend (``qdrant``: edge | server, ``graph``: embedded | neo4j,
 ``redis``: sqlite | redis; settings.py derives it from the address when unset). A small registry
 per port maps that name to an opener, so adding a backend is one function and one entry. The
-audit log and the index state stay in the data directory's SQLite file whatever the backends.
+audit log, the index state and the utility votes stay in the data directory's SQLite file
+whatever the backends.
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ def build_stores(settings: Settings) -> Stores:
     from memory_service.embeddings.fastembed_embedder import FastEmbedder
     from memory_service.stores.local import LocalAuditLog
     from memory_service.stores.local_index import LocalIndexState
+    from memory_service.stores.local_votes import LocalVoteStore
 
     openers = (
         _opener(CACHES, settings.redis.backend, "MEMORY_REDIS__BACKEND"),
@@ -126,13 +128,15 @@ def build_stores(settings: Settings) -> Stores:
         opened.append(audit)
         index_state = LocalIndexState(db)
         opened.append(index_state)
+        votes = LocalVoteStore(db)
+        opened.append(votes)
         for opener in openers:
             opened.append(opener(settings, db))
     except BaseException:
         for store in reversed(opened):
             store.close()
         raise
-    cache, queue, vectors, graph = opened[2:]
+    cache, queue, vectors, graph = opened[3:]
     return Stores(
         vectors=vectors,
         graph=graph,
@@ -142,4 +146,5 @@ def build_stores(settings: Settings) -> Stores:
         embedder=FastEmbedder(settings.embedding, cache),
         sparse=Bm25Encoder(),
         index_state=index_state,
+        votes=votes,
     )

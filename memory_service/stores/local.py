@@ -71,6 +71,16 @@ class LocalCache(_Store):
         with self._db.transaction("cache.delete_namespace") as conn:
             return conn.execute("DELETE FROM cache WHERE namespace = ?", (namespace,)).rowcount
 
+    def incr(self, namespace: str, key: str) -> int:
+        with self._db.transaction("cache.incr") as conn:
+            row = conn.execute(
+                "INSERT INTO cache(namespace, key, value, expires_at) VALUES (?, ?, CAST('1' AS BLOB), NULL)"
+                " ON CONFLICT(namespace, key) DO UPDATE SET expires_at = NULL, value = CAST(CAST("
+                "CAST(CAST(value AS TEXT) AS INTEGER) + 1 AS TEXT) AS BLOB) RETURNING value",
+                (namespace, key),
+            ).fetchone()
+        return int(bytes(row[0]))
+
     def purge_expired(self) -> int:
         """Delete expired entries (reads already ignore them); returns how many went."""
         with self._db.transaction("cache.purge_expired") as conn:

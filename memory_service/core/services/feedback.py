@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from memory_service.core.errors import ValidationError
 from memory_service.core.feedback_schemas import MemoryFeedbackInput, MemoryFeedbackOutput
-from memory_service.core.ports import AuditEvent
+from memory_service.core.ports import AuditEvent, Vote
 from memory_service.core.records import Stores
 from memory_service.core.services.kinds import PROBLEM_KIND
 from memory_service.core.services.memory import MemoryService
-from memory_service.core.services.signals import UTILITY_VOTE, utility_votes
+from memory_service.core.services.signals import UTILITY_VOTE
 from memory_service.core.services.writer import RecordWriter
 
 
@@ -42,7 +42,7 @@ class FeedbackService:
                 suggestion="Vote in the context of a memory of type 'problem' (create one with memory_add "
                 "type='problem', or find it with memory_search memory_types=['problem']).",
             )
-        previous = utility_votes(self._stores.audit, [record.id]).get(record.id, [])
+        previous = self._stores.votes.of([record.id]).get(record.id, [])
         votes = [*previous, req.vote]
         if req.mode == "commit":
             event = AuditEvent(
@@ -57,6 +57,7 @@ class FeedbackService:
                     "evidence_refs": list(dict.fromkeys(req.evidence_refs or [])),
                 },
             )
+            self._stores.votes.add([Vote(record.id, problem.id, req.vote, self._actor)])
             self._writer.write([], audit=[event])
         return MemoryFeedbackOutput(
             status="recorded" if req.mode == "commit" else "dry_run",

@@ -133,7 +133,7 @@ class Ranker:
         """Fill ``score`` of each candidate (reads the graph and the audit log, one batch each)."""
         ids = [c.record.id for c in candidates]
         graph = self._signals.load(ids)
-        votes = utility_votes(self._stores.audit, ids)
+        votes = utility_votes(self._stores.votes, ids)
         now = utcnow()
         known_base = {cid: b for cid, b in bases.items() if b is not None}
         thread_by_id = {c.record.id: thread_of(c.record) for c in candidates}

@@ -17,6 +17,7 @@ from typing import Any
 from memory_service.core.errors import ValidationError
 from memory_service.core.models import MemoryStatus, MemoryType
 from memory_service.core.ports import PayloadFilter
+from memory_service.core.records import WRITE_GENERATION
 from memory_service.core.routing import AMBIENT, route_for
 from memory_service.core.schemas import MemorySearchInput, MemorySearchOutput, SearchResult
 from memory_service.core.services.ranker import Candidate, Plan, Ranker
@@ -117,8 +118,8 @@ class SearchService:
         )
 
     def _cache_key(self, req: MemorySearchInput) -> str:
-        """The request plus the audit-log length: every mutation appends to it, so writes invalidate."""
-        generation = self._stores.audit.count()
+        """The request plus the write generation (records.WRITE_GENERATION): writes invalidate."""
+        generation = int(self._stores.cache.get(*WRITE_GENERATION) or b"0")
         raw = json.dumps([req.model_dump(mode="json"), generation], sort_keys=True)
         return hashlib.sha256(raw.encode()).hexdigest()
 

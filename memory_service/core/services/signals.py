@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from memory_service.core.errors import MemoryServiceError
-from memory_service.core.ports import AuditLog, GraphStore
+from memory_service.core.ports import GraphStore, VoteStore
 from memory_service.core.records import MEMORY_LABEL
 
 # Links that say "this replaced that": not evidence that a memory is cited or related in meaning.
@@ -55,19 +55,13 @@ class GraphSignals:
         return list(out)[:limit]
 
 
-def utility_votes(audit: AuditLog, ids: Iterable[str]) -> dict[str, list[float]]:
-    """Utility votes per memory from the append-only audit log (memory_feedback writes them),
-    the latest MAX_VOTES_READ per memory, read in one batched query."""
-    out: dict[str, list[float]] = {}
+def utility_votes(votes: VoteStore, ids: Iterable[str]) -> dict[str, list[float]]:
+    """Utility votes per memory (memory_feedback writes them), the latest MAX_VOTES_READ per
+    memory, in one batched read; none when the store cannot be read (the component goes null)."""
     try:
-        events = audit.of_operation(UTILITY_VOTE, list(ids))
+        return votes.of(list(ids), latest=MAX_VOTES_READ)
     except MemoryServiceError:
         return {}
-    for event in events:
-        vote = event.details.get("vote")
-        if isinstance(vote, int | float) and not isinstance(vote, bool):
-            out.setdefault(event.entity_id, []).append(float(vote))
-    return {mid: votes[-MAX_VOTES_READ:] for mid, votes in out.items()}
 
 
 def fuzzy_terms(query_terms: Sequence[str], vocabulary: Iterable[str], cutoff: float = 0.8) -> list[str]:

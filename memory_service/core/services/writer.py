@@ -15,7 +15,7 @@ from typing import Any
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.models import MemoryRecord
 from memory_service.core.ports import AuditEvent, SparseVector, VectorPoint
-from memory_service.core.records import MEMORIES, Stores, to_payload
+from memory_service.core.records import MEMORIES, WRITE_GENERATION, Stores, to_payload
 from memory_service.core.services.graph_sync import GraphSync
 from memory_service.core.services.threads import ThreadContext
 
@@ -78,7 +78,15 @@ class RecordWriter:
         self._sync.enqueue(graph_ops or [])
         if audit:
             self._stores.audit.append(list(audit))
+        self._bump_generation()
         self.drain_quietly()
+
+    def _bump_generation(self) -> None:
+        """Invalidate cached search results; a cache that fails leaves them to expire (TTL)."""
+        try:
+            self._stores.cache.incr(*WRITE_GENERATION)
+        except MemoryServiceError as exc:
+            logger.warning("search cache not invalidated: %s", exc.message)
 
     def _add_context(
         self, records: Sequence[MemoryRecord], texts: Sequence[str], points: list[VectorPoint]
