@@ -7,7 +7,7 @@ LadybugDB is schema-first, so tables are created on first use, and a rel table m
 FROM/TO label pairs. It can add a pair to an existing table (``ALTER TABLE T ADD IF NOT EXISTS FROM
 A TO B``; checked, idempotent), so a pair is added the first time it is written instead of
 declaring every pair among known labels up front. Labels and types are interpolated into DDL, so
-they must match ``_IDENT`` (and are backtick-quoted); values always go through ``$params``.
+they must match ``cypher_guard.IDENT`` (and are backtick-quoted); values always go through ``$params``.
 
 Before its tables exist a label or a type reads as empty, as on Neo4j. Checked: a statement naming
 a missing table fails to bind ("Table X does not exist"), and so does ``-[e]-`` reading ``e.props``
@@ -37,7 +37,6 @@ import contextlib
 import datetime as dt
 import decimal
 import json
-import re
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -48,8 +47,10 @@ import ladybug as lb
 
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError, ValidationError
 from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, RelatedEntity
+from memory_service.stores.cypher_guard import IDENT, guard_cypher
+from memory_service.stores.cypher_guard import TOKEN as _TOKEN
+from memory_service.stores.cypher_guard import ident as _ident
 
-_IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _CHUNK = 5000  # rows per UNWIND: bounds the parameter size (5k edges merge in ~0.1 s)
 
 CREATE_NODE_TABLE = (
@@ -99,59 +100,19 @@ BEGIN, BEGIN_READ_ONLY = "BEGIN TRANSACTION", "BEGIN TRANSACTION READ ONLY"
 COMMIT, ROLLBACK = "COMMIT", "ROLLBACK"
 PING = "RETURN 1"
 
-_WRITE_WORDS = frozenset({
-    "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "DROP", "ALTER", "COPY", "INSTALL",
-    "UNINSTALL", "LOAD", "ATTACH", "USE", "IMPORT", "EXPORT", "CHECKPOINT", "BEGIN", "COMMIT",
-    "ROLLBACK", "FOREACH", "NEXTVAL",
-})  # fmt: skip
+# LadybugDB's catalog procedures a read-only query may CALL.
 _READ_ONLY_PROCEDURES = frozenset({
     "show_tables", "show_connection", "table_info", "show_functions", "show_indexes",
     "show_sequences", "current_setting", "db_version", "show_warnings",
 })  # fmt: skip
-_TOKEN = re.compile(
-    r"""(?P<skip>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`|//[^\n]*|/\*.*?\*/|\s+)"""
-    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<punct>.)",
-    re.S,
-)
 _Names = dict[tuple[int, int], tuple[str, str]]  # internal node id -> (label, id)
 _OPEN_PATHS: set[str] = set()
 _OPEN_PATHS_LOCK = threading.Lock()
 
 
-def _ident(name: str, what: str) -> str:
-    if not isinstance(name, str) or not _IDENT.match(name):
-        raise ValidationError(
-            f"Invalid graph {what} {name!r}", code="VAL_GRAPH_IDENTIFIER",
-            details={"field": what, "provided": name, "pattern": _IDENT.pattern},
-            suggestion="Use a letter then letters, digits or underscores (max 64), e.g. DEPENDS_ON.",
-        )  # fmt: skip
-    return name
-
-
 def check_cypher(cypher: str, *, read_only: bool) -> None:
-    """Refuse several statements, and write clauses when read_only, before anything runs.
-
-    Tokenised, so words inside string literals, `quoted names` and comments do not count, nor do
-    property names, labels, parameters or map keys (``n.set``, ``:Create``, ``$merge``, ``{drop: 1}``).
-    """
-    toks = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(cypher) if m.lastgroup != "skip"]
-    semis = [i for i, (_, text) in enumerate(toks) if text == ";"]
-    if semis and semis != [len(toks) - 1]:
-        raise ValidationError("Only one Cypher statement per call", code="VAL_CYPHER",
-                              suggestion="Send the statements one at a time.")  # fmt: skip
-    for i, (kind, text) in enumerate(toks):
-        prev, nxt = toks[i - 1][1] if i else "", toks[i + 1][1] if i + 1 < len(toks) else ""
-        if not read_only or kind != "word" or prev in (".", ":", "$") or nxt == ":":
-            continue
-        word = text.upper()
-        read_call = nxt.lower() in _READ_ONLY_PROCEDURES and toks[i + 2 : i + 3] == [("punct", "(")]
-        if word in _WRITE_WORDS or (word == "CALL" and not read_call):
-            raise ValidationError(
-                f"Write clause {word} is not allowed in a read-only graph query",
-                code="VAL_WRITE_NOT_ALLOWED", details={"clause": word},
-                suggestion="Use MATCH ... RETURN (CALL only for catalog procedures such as show_tables()); "
-                "change the graph through the memory tools.",
-            )  # fmt: skip
+    """The shared guard (stores/cypher_guard.py) with LadybugDB's read-only procedures."""
+    guard_cypher(cypher, read_only=read_only, read_procedures=_READ_ONLY_PROCEDURES)
 
 
 def _unavailable(message: str, **details: Any) -> ServiceUnavailableError:
@@ -249,7 +210,7 @@ class LadybugGraphStore:
         self._pairs = {
             (rel, src, dst)
             for rel in self._rel_types
-            if _IDENT.match(rel)  # the only types this adapter writes (and safe to quote)
+            if IDENT.match(rel)  # the only types this adapter writes (and safe to quote)
             for src, dst in self._rows(self._conn, LIST_PAIRS.format(type=rel))
         }
 
@@ -489,8 +450,8 @@ class LadybugGraphStore:
         if not error.startswith("Binder exception"):
             return []
         labels, types = _pattern_names(cypher)
-        labels = {x for x in labels if _IDENT.match(x)} - self._node_labels - self._rel_types
-        types = {x for x in types if _IDENT.match(x)} - self._rel_types - self._node_labels - labels
+        labels = {x for x in labels if IDENT.match(x)} - self._node_labels - self._rel_types
+        types = {x for x in types if IDENT.match(x)} - self._rel_types - self._node_labels - labels
         if not self._node_labels and not labels:
             labels.add(STAND_IN_LABEL)
         if not self._rel_types and not types:
@@ -524,7 +485,7 @@ class LadybugGraphStore:
         tables = dict(self._rows(conn, LIST_TABLE_IDS)) if missing else {}
         for table, offsets in missing.items():
             label = tables.get(table, "")
-            if _IDENT.match(label):
+            if IDENT.match(label):
                 found = self._rows(conn, RESOLVE_OFFSETS.format(label=label), {"offsets": offsets})
                 known.update({(table, offset): (label, nid) for offset, nid in found})
         return known
