@@ -29,9 +29,12 @@ class EmbeddingSettings(BaseModel):
 class VectorSettings(BaseModel):
     """Vectors: embedded qdrant-edge, or a Qdrant server when ``url`` is set."""
 
-    backend: Literal["edge", "server"] | None = None  # None: "server" when url is set, else "edge"
+    backend: Literal["edge", "server"] | None = None  # None: "server" when url or path is set
     url: str | None = None
     api_key: SecretStr | None = None
+    # qdrant-client's local mode on this folder: the server adapter without a server (tests,
+    # trials; single process, no HNSW, see docs/architecture.md). Exclusive with url.
+    path: Path | None = None
     # Collection-name prefix on a server, so several projects can share one (default: project name).
     collection_prefix: str | None = None
     timeout_seconds: float = Field(10.0, gt=0)
@@ -187,10 +190,12 @@ class Settings(BaseSettings):
     def _backends(self) -> Settings:
         """One backend per section: from its address when not named; contradictions refused."""
         sections = (
-            ("qdrant", self.qdrant, "url", self.qdrant.url, "server", "edge"),
+            ("qdrant", self.qdrant, "url", self.qdrant.url or self.qdrant.path, "server", "edge"),
             ("graph", self.graph, "uri", self.graph.uri, "neo4j", "embedded"),
             ("redis", self.redis, "url", self.redis.url, "redis", "sqlite"),
         )
+        if self.qdrant.url and self.qdrant.path:
+            raise ValueError("MEMORY_QDRANT__URL and MEMORY_QDRANT__PATH are both set: unset one of them")
         for name, section, key, address, server, local in sections:
             env = f"MEMORY_{name.upper()}__"
             if section.backend is None:
@@ -222,6 +227,8 @@ class Settings(BaseSettings):
         self.indexer.allowed_roots = [p.expanduser().resolve() for p in self.indexer.allowed_roots]
         if self.embedding.model_path is not None:
             self.embedding.model_path = self.embedding.model_path.expanduser().resolve()
+        if self.qdrant.path is not None:
+            self.qdrant.path = self.qdrant.path.expanduser().resolve()
         slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.project)
         if self.qdrant.collection_prefix is None:
             self.qdrant.collection_prefix = f"{slug}__"
