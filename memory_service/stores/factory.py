@@ -36,7 +36,7 @@ def _server_vectors(settings: Settings, _db: LocalDB) -> VectorStore:
         path=str(qdrant.path) if qdrant.path else None,
         api_key=qdrant.api_key.get_secret_value() if qdrant.api_key else None,
         prefix=qdrant.collection_prefix or "",
-        timeout=qdrant.timeout_seconds,
+        timeout_s=qdrant.timeout_seconds,
     )
 
 

@@ -1,26 +1,38 @@
-"""Contract tests for the VectorStore port, run against every available backend (embedded: qdrant-edge).
+"""Contract tests for the VectorStore port, run against every available backend.
+
+Backends: ``edge`` (qdrant-edge, embedded), ``qdrant-local`` (the qdrant-client adapter on
+qdrant-client's local mode in the test's directory: same client calls, no server) and
+``qdrant-server`` (the same adapter on a real server, listed only when MEMORY_TEST_QDRANT_URL is set;
+MEMORY_TEST_QDRANT_API_KEY if it needs a key; each test uses its own collection prefix and drops
+its collections afterwards). Local mode ignores payload indexes and HNSW (exact search in Python),
+so what a server does with them (index-backed ``order_by``, HNSW search) is exercised on
+``qdrant-server`` alone.
 
 Vectors are deterministic numpy draws: points cluster around a few topic centroids, so "nearest"
-has a known answer without an embedding model. The last section holds qdrant-edge specifics
-(out-of-process optimize, swap recovery, durability after SIGKILL).
+has a known answer without an embedding model. The last sections hold qdrant-client adapter
+specifics and qdrant-edge specifics (out-of-process optimize, swap recovery, durability after
+SIGKILL).
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError
+from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError, ValidationError
 from memory_service.core.ports import (
     CollectionSpec,
     PayloadFilter,
@@ -29,25 +41,81 @@ from memory_service.core.ports import (
     VectorStore,
 )
 from memory_service.stores.qdrant_edge import EdgeVectorStore
+from tests.conftest import missing
 
 pytestmark = pytest.mark.contract
 
-BACKENDS = ["edge"]
+SERVER_URL = os.environ.get("MEMORY_TEST_QDRANT_URL")
+# qdrant-server is listed only when a server is configured: the one backend allowed to be absent.
+BACKENDS = ["edge", "qdrant-local", *(["qdrant-server"] if SERVER_URL else [])]
+QDRANT_BACKENDS = [b for b in BACKENDS if b.startswith("qdrant")]
 DIM = 32
 TOPICS = np.random.default_rng(7).standard_normal((4, DIM))
 SPEC = CollectionSpec(
     "memories", DIM, sparse=True, keyword_indexes=("project", "kind"), float_indexes=("importance",)
 )
 MakeStore = Callable[[], VectorStore]
+_RUN = uuid.uuid4().hex[:8]  # server collection prefixes differ between runs too
+
+
+def server_prefix(root: Path) -> str:
+    """A collection prefix of its own for each test directory (stable across reopen)."""
+    return f"t{_RUN}_{uuid.uuid5(uuid.NAMESPACE_URL, str(root)).hex[:8]}_"
+
+
+def qdrant_adapter() -> Any:
+    """The qdrant-client adapter class (qdrant-client comes with the server extra)."""
+    try:
+        from memory_service.stores.qdrant_server import QdrantServerVectorStore
+    except ImportError as exc:
+        missing(f"qdrant-client is not installed ({exc}): install the server extra")
+    return QdrantServerVectorStore
+
+
+def qdrant_store(backend: str, root: Path, **kwargs: Any) -> Any:
+    """The qdrant-client adapter: local mode on ``root``, or the test server with a prefix."""
+    adapter = qdrant_adapter()
+    if backend == "qdrant-local":
+        return adapter(path=str(root), **kwargs)
+    kwargs.setdefault("prefix", server_prefix(root))
+    with warnings.catch_warnings():  # a key over plain http (a test server) is warned about
+        warnings.filterwarnings("ignore", "Api key is used with an insecure connection")
+        return adapter(SERVER_URL, api_key=os.environ.get("MEMORY_TEST_QDRANT_API_KEY"), **kwargs)
+
+
+def drop_server_collections(root: Path) -> None:
+    """Remove what a test made on the shared server (local mode lives in the test's directory)."""
+    from qdrant_client import QdrantClient
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Api key is used with an insecure connection")
+        client = QdrantClient(
+            url=SERVER_URL, api_key=os.environ.get("MEMORY_TEST_QDRANT_API_KEY"), check_compatibility=False
+        )
+    try:
+        for coll in client.get_collections().collections:
+            if coll.name.startswith(server_prefix(root)):
+                client.delete_collection(coll.name)
+    finally:
+        client.close()
 
 
 def open_store(backend: str, root: Path) -> VectorStore:
     """The backend on ``root`` with SPEC ensured."""
-    assert backend == "edge"
-    # A tiny HNSW threshold so optimize() really builds HNSW on test-sized collections.
-    store = EdgeVectorStore(root, indexing_threshold_kb=64)
+    if backend == "edge":
+        # A tiny HNSW threshold so optimize() really builds HNSW on test-sized collections.
+        store: VectorStore = EdgeVectorStore(root, indexing_threshold_kb=64)
+    else:
+        store = qdrant_store(backend, root, indexing_threshold_kb=64)
     store.ensure_collection(SPEC)
     return store
+
+
+def _cleanup(backend: str, root: Path, opened: list[VectorStore]) -> None:
+    for store in opened:
+        store.close()
+    if backend == "qdrant-server" and opened:  # none opened: the server was not reached
+        drop_server_collections(root)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -60,8 +128,7 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeS
         return opened[-1]
 
     yield make
-    for store in opened:
-        store.close()
+    _cleanup(request.param, tmp_path / "vectors", opened)
 
 
 @pytest.fixture
@@ -74,11 +141,12 @@ def filtered(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[VectorStore, list[VectorPoint]]]:
     """One read-only store shared by the filter cases (creating a shard costs ~0.3 s)."""
-    store = open_store(request.param, tmp_path_factory.mktemp("filters"))
+    root = tmp_path_factory.mktemp("filters")
+    store = open_store(request.param, root)
     points = make_points(80)
     store.upsert(SPEC.name, points)
     yield store, points
-    store.close()
+    _cleanup(request.param, root, [store])
 
 
 def dense(topic: int, seed: int, noise: float = 0.35) -> list[float]:
@@ -383,6 +451,47 @@ def test_context_vectors_are_searched_apart_from_own_vectors(store: VectorStore)
     assert store.search_dense(SPEC.name, dense(0, 0), 10, context=True) == []
 
 
+def test_context_is_added_to_a_collection_made_without_it(make_store: MakeStore) -> None:
+    """An older collection gains its context sibling on open: old points keep none, new ones do."""
+    old = make_store()
+    old.upsert(SPEC.name, make_points(5))
+    old.close()
+    store = make_store()
+    store.ensure_collection(replace(SPEC, context=True))
+    assert store.has_context(SPEC.name) and store.count(SPEC.name) == 5
+    point = make_points(1, start=10)[0]
+    point.context_dense, point.context_sparse = dense(1, 1), SparseVector([3], [1.0])
+    store.upsert(SPEC.name, [point])
+    assert store.count(SPEC.name) == 6
+    assert ids_of(store.search_dense(SPEC.name, dense(1, 1), 10, context=True)) == {point.id}
+    # Rewritten without a context pair (it left its thread): the old pair goes too.
+    point.context_dense = point.context_sparse = None
+    store.upsert(SPEC.name, [point])
+    assert store.search_dense(SPEC.name, dense(1, 1), 10, context=True) == []
+    assert store.search_sparse(SPEC.name, SparseVector([3], [1.0]), 10, context=True) == []
+
+
+def test_context_follows_payload_changes_deletes_and_optimize(store: VectorStore) -> None:
+    spec = replace(SPEC, context=True)
+    store.ensure_collection(spec)
+    points = make_points(40)
+    for p in points:
+        p.context_dense, p.context_sparse = p.dense, p.sparse
+    store.upsert(spec.name, points)
+    first, second = points[0], points[1]
+    store.overwrite_payload(spec.name, [VectorPoint(first.id, {**first.payload, "project": "moved"})])
+    moved = store.search_dense(
+        spec.name, first.dense or [], 5, PayloadFilter(equals={"project": "moved"}), context=True
+    )
+    assert ids_of(moved) == {first.id}
+    assert moved[0].payload["project"] == "moved"
+    store.delete(spec.name, [second.id])
+    assert second.id not in ids_of(store.search_dense(spec.name, second.dense or [], 40, context=True))
+    assert isinstance(store.optimize(spec.name), bool)  # the collection and its context sibling
+    assert len(store.search_dense(spec.name, dense(0, 0), 100, context=True)) == 39
+    assert len(store.search_sparse(spec.name, SparseVector([0], [1.0]), 100, context=True)) == 39
+
+
 # --------------------------------------------------------------------------- lifecycle
 
 
@@ -450,15 +559,143 @@ def test_search_and_writes_during_optimize(store: VectorStore) -> None:
 
 
 def test_health_and_size(store: VectorStore) -> None:
-    before = store.size_bytes()
+    before = store.size_bytes()  # a server's estimate counts vectors and payloads: 0 when empty
     store.upsert(SPEC.name, make_points(200))
     health = store.health()
     assert health.state == "ok" and health.name == "vectors"
     assert health.extra["collections"] == {SPEC.name: 200}
-    assert store.size_bytes() >= before > 0
+    after = store.size_bytes()
+    assert after >= before >= 0 and after > 0
+
+
+# --------------------------------------------------------------------------- qdrant-client adapter specifics
+# On qdrant-local and, when configured, qdrant-server; the rest runs without any server.
+
+
+@pytest.fixture(params=QDRANT_BACKENDS)
+def qdrant_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield request.param
+    if request.param == "qdrant-server":
+        for prefix in ("a_", "b_"):
+            drop_server_collections(tmp_path / prefix)
+
+
+def test_qdrant_prefix_keeps_projects_apart(qdrant_backend: str, tmp_path: Path) -> None:
+    """Two prefixes on one server (or one local directory) never see each other's points."""
+    root = tmp_path / "shared"
+
+    def open_with(prefix: str) -> Any:
+        store = qdrant_store(qdrant_backend, root, prefix=server_prefix(tmp_path / prefix))
+        store.ensure_collection(SPEC)
+        return store
+
+    first = open_with("a_")
+    first.upsert(SPEC.name, make_points(5))
+    first.close()  # local mode: one client per directory at a time
+    second = open_with("b_")
+    assert second.count(SPEC.name) == 0
+    second.upsert(SPEC.name, make_points(2, start=100))
+    second.close()
+    again = open_with("a_")
+    assert again.count(SPEC.name) == 5
+    again.close()
+
+
+def test_qdrant_refuses_a_collection_with_another_layout(qdrant_backend: str, tmp_path: Path) -> None:
+    store = qdrant_store(qdrant_backend, tmp_path)
+    try:
+        store.ensure_collection(SPEC)
+        store.close()
+        store = qdrant_store(qdrant_backend, tmp_path)
+        with pytest.raises(ValidationError) as err:
+            store.ensure_collection(replace(SPEC, dense_dim=DIM + 1))
+        assert err.value.code == "VAL_COLLECTION_SPEC"
+        with pytest.raises(ValidationError):
+            store.ensure_collection(replace(SPEC, sparse=False))
+    finally:
+        store.close()
+        if qdrant_backend == "qdrant-server":
+            drop_server_collections(tmp_path)
+
+
+def test_qdrant_needs_exactly_one_target(tmp_path: Path) -> None:
+    adapter = qdrant_adapter()
+
+    for kwargs in ({}, {"url": "http://127.0.0.1:1", "path": str(tmp_path)}, {"path": "x", "prefix": "a/b"}):
+        with pytest.raises(ValidationError) as err:
+            adapter(**kwargs)
+        assert err.value.code == "VAL_QDRANT_TARGET" and "MEMORY_QDRANT__URL" in err.value.suggestion
+
+
+def test_qdrant_unreachable_server_is_a_service_error() -> None:
+    """Connection refused (nothing listens on the port): SVC_VECTOR_STORE naming the setting."""
+    adapter = qdrant_adapter()
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, never listening: connections are refused
+        store = adapter(f"http://127.0.0.1:{port}", prefix="x_", timeout_s=2)
+        with pytest.raises(ServiceUnavailableError) as err:
+            store.ensure_collection(SPEC)
+        assert err.value.code == "SVC_VECTOR_STORE"
+        assert "MEMORY_QDRANT__URL" in err.value.suggestion
+        health = store.health()
+        assert health.state == "unavailable" and f"127.0.0.1:{port}" in health.detail
+        store.close()
+        assert store.health().state == "unavailable"
+
+
+def test_qdrant_error_status_and_timeout_are_service_errors() -> None:
+    """A refusal (HTTP 401) and a server that never answers (timeout) both read SVC_VECTOR_STORE."""
+    adapter = qdrant_adapter()
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b'{"status": {"error": "Must provide an API key"}, "time": 0}'
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:  # keep the test output clean
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.warns(UserWarning, match="insecure connection"):  # the client's own warning
+            store = adapter(f"http://127.0.0.1:{server.server_port}", api_key="wrong", timeout_s=2)
+        with pytest.raises(ServiceUnavailableError) as err:
+            store.ensure_collection(SPEC)
+        assert err.value.details["status"] == 401 and "MEMORY_QDRANT__API_KEY" in err.value.suggestion
+        store.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    with socket.socket() as silent:  # listening, never accepting: the request times out
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        store = adapter(f"http://127.0.0.1:{silent.getsockname()[1]}", timeout_s=1)
+        with pytest.raises(ServiceUnavailableError) as err:
+            store.ensure_collection(SPEC)
+        assert err.value.code == "SVC_VECTOR_STORE"
+        store.close()
+
+
+def test_qdrant_local_memory_mode() -> None:
+    adapter = qdrant_adapter()
+
+    store = adapter(path=":memory:")
+    store.ensure_collection(SPEC)
+    store.upsert(SPEC.name, make_points(10))
+    assert store.count(SPEC.name) == 10 and store.size_bytes() > 0
+    store.close()
+    assert not (Path.cwd() / ":memory:").exists()
 
 
 # --------------------------------------------------------------------------- qdrant-edge specifics
+# Edge only: what the embedded engine does itself (a server optimizes and persists on its own).
 
 
 def test_edge_optimize_runs_beside_searches_and_replays_writes(tmp_path: Path) -> None:
@@ -497,30 +734,8 @@ def test_edge_optimize_runs_beside_searches_and_replays_writes(tmp_path: Path) -
     store.close()
 
 
-def test_edge_adds_context_to_a_collection_made_without_it(tmp_path: Path) -> None:
-    """An older collection gains its context sibling on open: old points keep none, new ones do."""
-    old = EdgeVectorStore(tmp_path)
-    old.ensure_collection(SPEC)
-    old.upsert(SPEC.name, make_points(5))
-    old.close()
-    store = EdgeVectorStore(tmp_path)
-    try:
-        store.ensure_collection(replace(SPEC, context=True))
-        assert store.has_context(SPEC.name) and store.count(SPEC.name) == 5
-        point = make_points(1, start=10)[0]
-        point.context_dense, point.context_sparse = dense(1, 1), SparseVector([3], [1.0])
-        store.upsert(SPEC.name, [point])
-        assert store.count(SPEC.name) == 6
-        assert ids_of(store.search_dense(SPEC.name, dense(1, 1), 10, context=True)) == {point.id}
-        # Rewritten without a context pair (it left its thread): the old pair goes too.
-        point.context_dense = point.context_sparse = None
-        store.upsert(SPEC.name, [point])
-        assert store.search_dense(SPEC.name, dense(1, 1), 10, context=True) == []
-    finally:
-        store.close()
-
-
-def test_edge_context_follows_payload_changes_deletes_and_optimize(tmp_path: Path) -> None:
+def test_edge_optimize_covers_the_context_sibling(tmp_path: Path) -> None:
+    """With a 1 KB threshold both the collection and its context sibling really get HNSW."""
     store = EdgeVectorStore(tmp_path, indexing_threshold_kb=1)
     try:
         spec = replace(SPEC, context=True)
@@ -529,16 +744,9 @@ def test_edge_context_follows_payload_changes_deletes_and_optimize(tmp_path: Pat
         for p in points:
             p.context_dense, p.context_sparse = p.dense, p.sparse
         store.upsert(spec.name, points)
-        first, second = points[0], points[1]
-        store.overwrite_payload(spec.name, [VectorPoint(first.id, {**first.payload, "project": "moved"})])
-        moved = store.search_dense(
-            spec.name, first.dense or [], 5, PayloadFilter(equals={"project": "moved"}), context=True
-        )
-        assert ids_of(moved) == {first.id}
-        store.delete(spec.name, [second.id])
-        assert second.id not in ids_of(store.search_dense(spec.name, second.dense or [], 40, context=True))
-        assert store.optimize(spec.name)  # both the collection and its context sibling
-        assert len(store.search_dense(spec.name, dense(0, 0), 100, context=True)) == 39
+        assert store.optimize(spec.name)
+        assert len(store.search_dense(spec.name, dense(0, 0), 100, context=True)) == 40
+        assert not list(tmp_path.glob(".*"))
     finally:
         store.close()
 
