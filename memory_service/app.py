@@ -138,8 +138,10 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
     stores.vectors.ensure_collection(memories_collection(settings.embedding.dim))
     for name in code_records.CODE_COLLECTIONS:
         stores.vectors.ensure_collection(code_records.code_collection(name, settings.embedding.dim))
-    stores.queue.release_inflight()  # messages a crashed run left in flight
     sync = GraphSync(stores.queue, stores.graph)
+    # What a crashed run left held: ours by name, dead consumers' after the visibility timeout;
+    # the embedded queue has no consumer but the data directory's owner (us), so all of it.
+    sync.recover(sole_consumer=settings.redis.backend == "sqlite")
     threads = ThreadContext(
         stores.vectors, turns=settings.memory.context_turns, max_chars=settings.memory.context_chars
     )

@@ -47,6 +47,9 @@ class GraphSettings(BaseModel):
 
     backend: Literal["embedded", "neo4j"] | None = None  # None: "neo4j" when uri is set
     uri: str | None = None
+    # Neo4j: the project's graph on a shared server is the nodes carrying this namespace (default:
+    # the project name), so several projects can share one database. LadybugDB: one per data dir.
+    namespace: str | None = None
     user: str = "neo4j"
     password: SecretStr | None = None
     database: str = "neo4j"
@@ -232,6 +235,8 @@ class Settings(BaseSettings):
         slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.project)
         if self.qdrant.collection_prefix is None:
             self.qdrant.collection_prefix = f"{slug}__"
+        if self.graph.namespace is None:
+            self.graph.namespace = slug
         if self.redis.key_prefix is None:
             self.redis.key_prefix = f"memory:{slug}:"
         return self

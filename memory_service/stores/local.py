@@ -1,4 +1,5 @@
-"""Embedded cache, outbox queue and audit log, as tables of the local SQLite file.
+"""Embedded cache and audit log, as tables of the local SQLite file (the outbox queue, re-exported
+here, is in :mod:`.local_queue`).
 
 The connection, schema and durability settings are :class:`~.local_db.LocalDB`'s; each store here
 retains it and releases it on ``close()``. Every ``sqlite3.Error`` becomes
@@ -17,8 +18,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memory_service.core.errors import ServiceUnavailableError
-from memory_service.core.ports import AuditEvent, ComponentHealth, QueueMessage
+from memory_service.core.ports import AuditEvent, ComponentHealth
 from memory_service.stores.local_db import LocalDB, _chunks, _marks, _Store
+from memory_service.stores.local_queue import LocalQueue
+
+__all__ = ["LocalAuditLog", "LocalCache", "LocalQueue"]
 
 
 class LocalCache(_Store):
@@ -119,100 +123,6 @@ class LocalCache(_Store):
         except ServiceUnavailableError as exc:
             return ComponentHealth("cache", "unavailable", "sqlite", exc.message)
         return ComponentHealth("cache", "ok", "sqlite", str(self._db.path), extra=stats)
-
-
-class LocalQueue(_Store):
-    """Durable at-least-once outbox: pending -> inflight -> (acked = deleted | pending | dead)."""
-
-    def enqueue(self, topic: str, payloads: Sequence[dict[str, Any]]) -> list[int]:
-        now = time.time()
-        ids: list[int] = []
-        with self._db.transaction("queue.enqueue") as conn:
-            for payload in payloads:
-                cur = conn.execute(
-                    "INSERT INTO queue(topic, payload, enqueued_at, updated_at) VALUES (?, ?, ?, ?)",
-                    (topic, json.dumps(payload), now, now),
-                )
-                ids.append(int(cur.lastrowid or 0))
-        return ids
-
-    def claim(self, topic: str, limit: int = 100) -> list[QueueMessage]:
-        with self._db.transaction("queue.claim") as conn:
-            rows = conn.execute(
-                "SELECT id, topic, payload, attempts, last_error FROM queue"
-                " WHERE topic = ? AND state = 'pending' ORDER BY id LIMIT ?",
-                (topic, limit),
-            ).fetchall()
-            now = time.time()
-            for part in _chunks([r[0] for r in rows]):
-                conn.execute(
-                    f"UPDATE queue SET state = 'inflight', updated_at = ? WHERE id IN ({_marks(len(part))})",
-                    (now, *part),
-                )
-        return [QueueMessage(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
-
-    def ack(self, ids: Sequence[int]) -> None:
-        with self._db.transaction("queue.ack") as conn:
-            for part in _chunks(list(ids)):
-                conn.execute(f"DELETE FROM queue WHERE id IN ({_marks(len(part))})", tuple(part))
-
-    def fail(self, message_id: int, error: str, *, max_attempts: int = 5) -> None:
-        with self._db.transaction("queue.fail") as conn:
-            conn.execute(
-                "UPDATE queue SET attempts = attempts + 1, last_error = ?, updated_at = ?,"
-                " state = CASE WHEN attempts + 1 >= ? THEN 'dead' ELSE 'pending' END"
-                " WHERE id = ? AND state != 'dead'",
-                (error, time.time(), max_attempts, message_id),
-            )
-
-    def release_inflight(self) -> int:
-        with self._db.transaction("queue.release_inflight") as conn:
-            return conn.execute(
-                "UPDATE queue SET state = 'pending', updated_at = ? WHERE state = 'inflight'", (time.time(),)
-            ).rowcount
-
-    def dead(self, topic: str | None = None, limit: int = 100) -> list[QueueMessage]:
-        """Dead letters (for statistics and repair), oldest first."""
-        where, args = ("AND topic = ?", (topic,)) if topic is not None else ("", ())
-        with self._db.cursor("queue.dead") as conn:
-            rows = conn.execute(
-                "SELECT id, topic, payload, attempts, last_error FROM queue"
-                f" WHERE state = 'dead' {where} ORDER BY id LIMIT ?",
-                (*args, limit),
-            ).fetchall()
-        return [QueueMessage(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
-
-    def retry_dead(self, topic: str | None = None) -> int:
-        """Give dead letters another round of attempts (after the cause was fixed)."""
-        where, args = ("AND topic = ?", (topic,)) if topic is not None else ("", ())
-        with self._db.transaction("queue.retry_dead") as conn:
-            return conn.execute(
-                "UPDATE queue SET state = 'pending', attempts = 0, updated_at = ?"
-                f" WHERE state = 'dead' {where}",
-                (time.time(), *args),
-            ).rowcount
-
-    def counts(self, topic: str | None = None) -> dict[str, int]:
-        """``pending``, ``inflight`` and ``failed`` (messages in the dead state)."""
-        where, args = ("WHERE topic = ?", (topic,)) if topic is not None else ("", ())
-        with self._db.cursor("queue.counts") as conn:
-            rows = conn.execute(f"SELECT state, COUNT(*) FROM queue {where} GROUP BY state", args).fetchall()
-        by_state = dict(rows)
-        return {
-            "pending": by_state.get("pending", 0),
-            "inflight": by_state.get("inflight", 0),
-            "failed": by_state.get("dead", 0),
-        }
-
-    def health(self) -> ComponentHealth:
-        try:
-            counts = self.counts()
-        except ServiceUnavailableError as exc:
-            return ComponentHealth("queue", "unavailable", "sqlite", exc.message)
-        if counts["failed"]:
-            detail = f"{counts['failed']} dead message(s): see dead() and retry_dead()"
-            return ComponentHealth("queue", "degraded", "sqlite", detail, extra=dict(counts))
-        return ComponentHealth("queue", "ok", "sqlite", str(self._db.path), extra=dict(counts))
 
 
 class LocalAuditLog(_Store):

@@ -1,7 +1,8 @@
 """The local SQLite file (``data_dir/local.sqlite3``): connection, schema, transactions, errors.
 
-It holds the embedded cache, outbox queue and audit log (:mod:`.local`) and the index state
-(:mod:`.local_index`); :class:`LocalDB` is the one connection they share.
+It holds the embedded cache and audit log (:mod:`.local`), the outbox queue (:mod:`.local_queue`,
+which owns its table's schema and migration) and the index state (:mod:`.local_index`);
+:class:`LocalDB` is the one connection they share.
 
 Why SQLite: it is in the standard library, crash-safe, and one file per data directory is easy to
 back up. Choices that matter:
@@ -42,20 +43,6 @@ CREATE TABLE IF NOT EXISTS cache (
     PRIMARY KEY (namespace, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS cache_expiry ON cache(expires_at) WHERE expires_at IS NOT NULL;
-
--- AUTOINCREMENT: ids of acked (deleted) messages are never reused, so a late ack or fail from a
--- stale worker can never hit a newer message.
-CREATE TABLE IF NOT EXISTS queue (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    topic TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'inflight', 'dead')),
-    attempts INTEGER NOT NULL DEFAULT 0,
-    last_error TEXT,
-    enqueued_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS queue_claim ON queue(topic, state, id);
 
 CREATE TABLE IF NOT EXISTS audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,

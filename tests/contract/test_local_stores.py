@@ -1,4 +1,5 @@
-"""Contract tests for the embedded SQLite cache, outbox queue, audit log and the data-dir owner lock."""
+"""Contract tests for the embedded SQLite file (its cache and queue beyond the ports' contract, the
+audit log) and the data-dir owner lock."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,7 +51,7 @@ def test_closing_one_store_keeps_the_shared_db_open_until_the_last(db: LocalDB) 
     cache, queue = LocalCache(db), LocalQueue(db)
     cache.close()
     cache.close()  # idempotent: must not release twice
-    assert queue.enqueue("t", [{"a": 1}]) == [1]
+    assert queue.enqueue("t", [{"a": 1}]) == ["1"]
     queue.close()
     with pytest.raises(ServiceUnavailableError) as err:
         queue.counts()
@@ -67,99 +67,57 @@ def test_unusable_path_is_a_service_error(tmp_path: Path) -> None:
     assert err.value.suggestion
 
 
-# --------------------------------------------------------------------------- cache
+# --------------------------------------------------------------------------- cache and queue
+# Their behaviour is the ports' contract, proven on SQLite and Redis in test_cache_queue.py; what
+# is left here is SQLite's own: expiry purging and the queue table's migration.
 
 
-def test_cache_set_get_and_stats(db: LocalDB) -> None:
+def test_cache_purges_expired_rows(db: LocalDB) -> None:
     cache = LocalCache(db)
-    assert cache.get("ns", "k") is None
-    cache.set("ns", "k", b"\x00\x01value")
-    assert cache.get("ns", "k") == b"\x00\x01value"
-    assert cache.get("other", "k") is None  # namespaces are separate
-    stats = cache.stats()
-    assert (stats["hits"], stats["misses"], stats["entries"]) == (1.0, 2.0, 1.0)
-    assert stats["hit_rate"] == pytest.approx(1 / 3)
-    assert cache.size_bytes() >= len(b"\x00\x01value")
-    assert cache.health().state == "ok"
-
-
-def test_cache_get_many_set_many_batched(db: LocalDB) -> None:
-    cache = LocalCache(db)
-    items = {f"key{i}": f"v{i}".encode() for i in range(1200)}  # more than one IN (...) chunk
-    cache.set_many("emb", items)
-    got = cache.get_many("emb", [*items, "absent"])
-    assert got == items
-    assert cache.stats()["misses"] == 1.0
-    assert cache.delete_namespace("emb") == 1200
-    assert cache.get_many("emb", ["key1"]) == {}
-
-
-def test_cache_ttl_expiry(db: LocalDB) -> None:
-    cache = LocalCache(db)
-    cache.set("s", "gone", b"x", ttl_seconds=-1.0)  # already expired: no sleeping needed
+    cache.set("s", "gone", b"x", ttl_seconds=-1.0)
     cache.set("s", "kept", b"y", ttl_seconds=3600.0)
-    cache.set("s", "forever", b"z")
-    assert cache.get("s", "gone") is None
-    assert cache.get_many("s", ["gone", "kept", "forever"]) == {"kept": b"y", "forever": b"z"}
-    assert cache.stats()["entries"] == 2.0
     assert cache.purge_expired() == 1
-    cache.set("s", "gone", b"back")  # a fresh set replaces the expiry
-    assert cache.get("s", "gone") == b"back"
+    assert cache.get("s", "kept") == b"y"
 
 
-# --------------------------------------------------------------------------- queue
+# The queue table as the first version created it (no consumers, no backoff).
+_OLD_QUEUE = """
+CREATE TABLE queue (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    topic TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'inflight', 'dead')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    enqueued_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX queue_claim ON queue(topic, state, id);
+INSERT INTO queue(topic, payload, state, attempts, last_error, enqueued_at, updated_at) VALUES
+    ('sync', '{"n": 1}', 'pending', 0, NULL, 1, 1),
+    ('sync', '{"n": 2}', 'inflight', 1, 'graph down', 1, 1),
+    ('sync', '{"n": 3}', 'dead', 10, 'bad op', 1, 1);
+DELETE FROM queue WHERE id = 1;
+INSERT INTO queue(topic, payload, enqueued_at, updated_at) VALUES ('sync', '{"n": 4}', 2, 2);
+"""
 
 
-def test_queue_claim_ack_in_order(db: LocalDB) -> None:
-    queue = LocalQueue(db)
-    ids = queue.enqueue("sync", [{"n": i} for i in range(5)])
-    queue.enqueue("other", [{"n": 99}])
-    assert ids == sorted(ids)
-    first = queue.claim("sync", limit=3)
-    assert [m.payload["n"] for m in first] == [0, 1, 2]
-    assert queue.counts("sync") == {"pending": 2, "inflight": 3, "failed": 0}
-    assert [m.payload["n"] for m in queue.claim("sync")] == [3, 4]  # in-flight ones are not re-claimed
-    queue.ack([m.id for m in first])
-    assert queue.counts("sync") == {"pending": 0, "inflight": 2, "failed": 0}
-    assert queue.counts() == {"pending": 1, "inflight": 2, "failed": 0}
-    assert queue.claim("sync") == []
-
-
-def test_queue_fail_retries_then_dead(db: LocalDB) -> None:
-    queue = LocalQueue(db)
-    (mid,) = queue.enqueue("sync", [{"op": "x"}])
-    for attempt in range(1, 3):
-        (msg,) = queue.claim("sync")
-        assert msg.attempts == attempt - 1
-        queue.fail(msg.id, f"boom {attempt}", max_attempts=3)
-        assert queue.counts("sync")["pending"] == 1
-    (msg,) = queue.claim("sync")
-    assert (msg.attempts, msg.last_error) == (2, "boom 2")
-    queue.fail(mid, "boom 3", max_attempts=3)
-    assert queue.counts("sync") == {"pending": 0, "inflight": 0, "failed": 1}
-    assert queue.claim("sync") == []
-    (dead,) = queue.dead("sync")
-    assert (dead.id, dead.attempts, dead.last_error) == (mid, 3, "boom 3")
-    assert queue.health().state == "degraded"
-    assert queue.retry_dead("sync") == 1
-    assert queue.claim("sync")[0].attempts == 0
-
-
-def test_queue_survives_reopen_and_releases_inflight(tmp_path: Path) -> None:
+def test_queue_of_an_older_data_directory_keeps_working(tmp_path: Path) -> None:
+    raw = sqlite3.connect(tmp_path / DB_FILENAME)
+    raw.executescript(_OLD_QUEUE)
+    raw.close()
     db = LocalDB.in_dir(tmp_path)
     queue = LocalQueue(db)
-    ids = queue.enqueue("sync", [{"n": 1}, {"n": 2}, {"n": 3}])
-    queue.claim("sync", limit=2)  # the "crashed" run never acks these
-    queue.close()  # last user: closes the connection
-
-    reopened = LocalQueue(LocalDB.in_dir(tmp_path))
-    assert reopened.counts() == {"pending": 1, "inflight": 2, "failed": 0}
-    assert reopened.release_inflight() == 2
-    assert [m.id for m in reopened.claim("sync")] == ids
-    next_id = reopened.enqueue("sync", [{"n": 4}])[0]
-    reopened.ack(ids)
-    assert reopened.enqueue("sync", [{"n": 5}])[0] > next_id  # ids are never reused
-    reopened.close()
+    assert queue.counts("sync") == {"pending": 2, "inflight": 0, "failed": 1}  # old holds released
+    batch = queue.claim("sync", "me")
+    assert [(m.id, m.payload["n"], m.attempts, m.last_error) for m in batch] == [
+        ("2", 2, 1, "graph down"),
+        ("4", 4, 0, None),
+    ]
+    assert [(m.id, m.payload) for m in queue.dead("sync")] == [("3", {"n": 3})]
+    assert queue.enqueue("sync", [{"n": 5}]) == ["5"]  # ids go on from the old ones, never reused
+    LocalQueue(db).close()  # opening it again migrates nothing twice
+    queue.close()
 
 
 # --------------------------------------------------------------------------- audit
@@ -211,56 +169,6 @@ def test_audit_rows_cannot_be_updated_or_deleted(db: LocalDB) -> None:
     finally:
         raw.close()
     assert LocalAuditLog(db).list()[0].actor == "agent"
-
-
-# --------------------------------------------------------------------------- concurrency
-
-
-def test_four_threads_writing_queue_and_cache_lose_nothing(db: LocalDB) -> None:
-    cache, queue = LocalCache(db), LocalQueue(db)
-    start = threading.Barrier(4)
-    errors: list[BaseException] = []
-
-    def worker(n: int) -> None:
-        try:
-            start.wait()
-            for i in range(50):
-                queue.enqueue("sync", [{"w": n, "i": i}])
-                cache.set_many(f"w{n}", {f"k{i}": bytes([n, i])})
-                assert cache.get(f"w{n}", f"k{i}") == bytes([n, i])
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
-    claimed = queue.claim("sync", limit=1000)
-    assert sorted((m.payload["w"], m.payload["i"]) for m in claimed) == [
-        (w, i) for w in range(4) for i in range(50)
-    ]
-    assert cache.stats()["entries"] == 200.0
-
-
-def test_concurrent_claimers_never_get_the_same_message(db: LocalDB) -> None:
-    queue = LocalQueue(db)
-    ids = queue.enqueue("sync", [{"i": i} for i in range(200)])
-    start = threading.Barrier(4)
-    claimed: list[list[int]] = [[] for _ in range(4)]
-
-    def worker(n: int) -> None:
-        start.wait()
-        while batch := queue.claim("sync", limit=7):
-            claimed[n].extend(m.id for m in batch)
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(i for part in claimed for i in part) == ids
 
 
 # --------------------------------------------------------------------------- owner lock

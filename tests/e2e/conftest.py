@@ -13,7 +13,15 @@ from mcp.types import CallToolResult
 
 from memory_service.server import build_server
 from memory_service.settings import EmbeddingSettings, Settings
-from tests.conftest import require_model
+from tests.conftest import PROFILE, SERVERS, profile_settings, require_model
+
+
+@pytest.fixture(scope="session", autouse=True)
+def server_profile(request: pytest.FixtureRequest) -> None:
+    """On the server profile, start Neo4j and Redis once for the session (tests/servers)."""
+    if PROFILE == "server":
+        SERVERS["neo4j"] = request.getfixturevalue("neo4j_uri")
+        SERVERS["redis"] = request.getfixturevalue("redis_url")
 
 
 def make_settings(root: Path, model: Path | None) -> Settings:
@@ -22,6 +30,7 @@ def make_settings(root: Path, model: Path | None) -> Settings:
         project_root=root,
         project="test",
         embedding=EmbeddingSettings(model_path=model or root / "missing-model", load_timeout_seconds=30),
+        **profile_settings(root / "data"),
     )
 
 

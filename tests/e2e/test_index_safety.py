@@ -15,7 +15,7 @@ from mcp import Client
 from memory_service.core.services import index as index_module
 from memory_service.server import build_server
 from memory_service.settings import EmbeddingSettings, IndexerSettings, Settings
-from tests.conftest import require_model
+from tests.conftest import profile_settings, require_model
 from tests.e2e.conftest import call_error, call_ok
 from tests.fifo_guard import fifo_guard
 
@@ -35,6 +35,7 @@ async def project(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tup
         project="safety",
         embedding=EmbeddingSettings(model_path=require_model()),
         indexer=IndexerSettings(max_file_bytes=MAX_FILE_BYTES),
+        **profile_settings(root / "data"),
     )
     async with Client(build_server(settings)) as client:
         yield client, repo

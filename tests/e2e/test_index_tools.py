@@ -13,7 +13,7 @@ from mcp import Client
 
 from memory_service.server import build_server
 from memory_service.settings import EmbeddingSettings, Settings
-from tests.conftest import REPO, require_model
+from tests.conftest import REPO, profile_settings, require_model
 from tests.e2e.conftest import call_error, call_ok
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -109,6 +109,7 @@ async def indexed(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tup
         project_root=repo,
         project="shop",
         embedding=EmbeddingSettings(model_path=require_model()),
+        **profile_settings(root / "data"),
     )
     async with Client(build_server(settings)) as client:
         started = await call_ok(client, "index_directory", {"directory_path": str(repo), "wait": True})

@@ -8,12 +8,14 @@ queued (``sync.pending``) and are retried, so the vector side keeps working (see
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 from dataclasses import asdict
 from typing import Any
 
 from memory_service.core.errors import MemoryServiceError
-from memory_service.core.ports import GraphEdge, GraphNode, GraphStore, Queue
+from memory_service.core.ports import GraphEdge, GraphNode, GraphStore, Queue, QueueMessage
 from memory_service.core.records import GRAPH_SYNC_TOPIC
 
 logger = logging.getLogger(__name__)
@@ -35,38 +37,80 @@ def op_delete_node(label: str, node_id: str) -> dict[str, Any]:
     return {"op": "delete_node", "label": label, "id": node_id}
 
 
-class GraphSync:
-    """Applies queued graph operations; safe to call from several threads."""
+def default_consumer() -> str:
+    """This process's consumer name: ``host:pid`` (a restart in a container often gets the same
+    name back, and then takes back at once what its previous life held)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
-    def __init__(self, queue: Queue, graph: GraphStore, *, max_attempts: int = 10) -> None:
+
+class GraphSync:
+    """Applies queued graph operations in order; safe to call from several threads.
+
+    Processes sharing a queue (Redis) each drain under their own consumer name; the queue hands a
+    topic to one consumer at a time, head first, so operations apply in the order they were queued.
+    """
+
+    def __init__(
+        self, queue: Queue, graph: GraphStore, *, max_attempts: int = 10, consumer: str | None = None
+    ) -> None:
         self._queue = queue
         self._graph = graph
         self._max_attempts = max_attempts
+        self.consumer = consumer or default_consumer()
         self._lock = threading.Lock()
 
     def enqueue(self, ops: list[dict[str, Any]]) -> None:
         if ops:
             self._queue.enqueue(GRAPH_SYNC_TOPIC, ops)
 
+    def recover(self, *, sole_consumer: bool = False) -> int:
+        """At start: take back what this consumer name held (a previous run of the same name) and
+        what dead consumers held past the visibility timeout, or every hold when this process is
+        known to be the queue's only consumer (the embedded queue in an owned data directory)."""
+        released = self._queue.release(GRAPH_SYNC_TOPIC, self.consumer)
+        return released + self._queue.reclaim(GRAPH_SYNC_TOPIC, 0.0 if sole_consumer else None)
+
     def drain(self, limit: int = 500) -> int:
         """Apply pending operations in order; stop at the first failure. Returns how many applied."""
         applied = 0
         with self._lock:
-            while True:
-                batch = self._queue.claim(GRAPH_SYNC_TOPIC, limit)
-                if not batch:
-                    return applied
-                for message in batch:
-                    try:
-                        self._apply(message.payload)
-                    except MemoryServiceError as exc:
-                        logger.warning("graph sync failed (will retry): %s", exc.message)
-                        self._queue.fail(message.id, exc.message, max_attempts=self._max_attempts)
-                        # Keep order: hand the rest of the batch back untouched.
-                        self._queue.release_inflight()
-                        return applied
-                    self._queue.ack([message.id])
-                    applied += 1
+            while batch := self._queue.claim(GRAPH_SYNC_TOPIC, self.consumer, limit):
+                done, go_on = self._apply_batch(batch)
+                applied += done
+                if not go_on:
+                    break
+        return applied
+
+    def _apply_batch(self, batch: list[QueueMessage]) -> tuple[int, bool]:
+        """Apply a claimed batch in order, acking what was applied (one ack per batch: a crash
+        replays the batch, and replaying an in-order prefix ends in the same graph). At the first
+        failure the message is failed and the rest released behind it. Returns (applied, whether
+        draining may go on: yes unless a message is waiting for its retry)."""
+        done: list[str] = []
+        try:
+            for message in batch:
+                self._apply(message.payload)
+                done.append(message.id)
+        except MemoryServiceError as exc:
+            failed = batch[len(done)]
+            self._queue.ack(GRAPH_SYNC_TOPIC, done)
+            dead = self._queue.fail(GRAPH_SYNC_TOPIC, failed.id, exc.message, max_attempts=self._max_attempts)
+            # Keep order: the rest of the batch goes back behind the failed message.
+            self._queue.release(GRAPH_SYNC_TOPIC, self.consumer)
+            if dead:
+                logger.error(
+                    "graph sync gave up on a %s operation after %d attempts (now a dead letter): %s",
+                    failed.payload.get("op"), self._max_attempts, exc.message,
+                )  # fmt: skip
+            else:
+                logger.warning("graph sync failed (will retry): %s", exc.message)
+            return len(done), dead
+        except BaseException:  # a bug or an interrupt: keep what was applied, hand back the rest
+            self._queue.ack(GRAPH_SYNC_TOPIC, done)
+            self._queue.release(GRAPH_SYNC_TOPIC, self.consumer)
+            raise
+        self._queue.ack(GRAPH_SYNC_TOPIC, done)
+        return len(done), True
 
     def pending(self) -> dict[str, int]:
         return self._queue.counts(GRAPH_SYNC_TOPIC)

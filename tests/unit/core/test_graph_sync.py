@@ -2,62 +2,93 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Sequence
 from typing import Any
 
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import GraphEdge, GraphNode, QueueMessage
-from memory_service.core.services.graph_sync import GraphSync, op_upsert_edges, op_upsert_nodes
+from memory_service.core.services.graph_sync import (
+    GraphSync,
+    default_consumer,
+    op_upsert_edges,
+    op_upsert_nodes,
+)
 
 
 class ListQueue:
+    """The Queue port's semantics for one topic, in lists: head of line, one holder at a time."""
+
     def __init__(self) -> None:
         self.pending: list[QueueMessage] = []
-        self.inflight: list[QueueMessage] = []
+        self.inflight: dict[str, list[QueueMessage]] = {}
         self.dead: list[QueueMessage] = []
+        self.waiting: set[str] = set()  # failed, in their backoff (the test lifts it)
         self._next = 1
 
-    def enqueue(self, topic: str, payloads: Sequence[dict[str, Any]]) -> list[int]:
+    def enqueue(self, topic: str, payloads: Sequence[dict[str, Any]]) -> list[str]:
         ids = []
         for p in payloads:
-            self.pending.append(QueueMessage(self._next, topic, p))
-            ids.append(self._next)
+            self.pending.append(QueueMessage(str(self._next), topic, p))
+            ids.append(str(self._next))
             self._next += 1
         return ids
 
-    def claim(self, topic: str, limit: int = 100) -> list[QueueMessage]:
-        batch, self.pending = self.pending[:limit], self.pending[limit:]
-        self.inflight.extend(batch)
+    def claim(self, topic: str, consumer: str, limit: int = 100) -> list[QueueMessage]:
+        if any(held for name, held in self.inflight.items() if name != consumer):
+            return []
+        batch = []
+        for m in self.pending[:limit]:
+            if m.id in self.waiting:
+                break
+            batch.append(m)
+        self.pending = self.pending[len(batch) :]
+        self.inflight.setdefault(consumer, []).extend(batch)
         return batch
 
-    def ack(self, ids: Sequence[int]) -> None:
-        self.inflight = [m for m in self.inflight if m.id not in ids]
+    def ack(self, topic: str, ids: Sequence[str]) -> int:
+        before = sum(map(len, self.inflight.values()))
+        self.inflight = {c: [m for m in held if m.id not in ids] for c, held in self.inflight.items()}
+        return before - sum(map(len, self.inflight.values()))
 
-    def fail(self, message_id: int, error: str, *, max_attempts: int = 5) -> None:
-        msg = next(m for m in self.inflight if m.id == message_id)
-        self.inflight.remove(msg)
+    def fail(self, topic: str, message_id: str, error: str, *, max_attempts: int = 5) -> bool:
+        holder, msg = next((c, m) for c, held in self.inflight.items() for m in held if m.id == message_id)
+        self.inflight[holder].remove(msg)
         msg.attempts += 1
-        (self.dead if msg.attempts >= max_attempts else self.pending).insert(0, msg)
+        msg.last_error = error
+        if msg.attempts >= max_attempts:
+            self.dead.append(msg)
+            return True
+        self.waiting.add(msg.id)
+        self.pending.insert(0, msg)
+        return False
 
-    def release_inflight(self) -> int:
-        n = len(self.inflight)
-        self.pending = sorted(self.inflight + self.pending, key=lambda m: m.id)
-        self.inflight = []
-        return n
+    def release(self, topic: str, consumer: str) -> int:
+        held = self.inflight.pop(consumer, [])
+        self.pending = sorted(held + self.pending, key=lambda m: int(m.id))
+        return len(held)
 
-    def counts(self, topic: str | None = None) -> dict[str, int]:
-        return {"pending": len(self.pending), "inflight": len(self.inflight), "failed": len(self.dead)}
+    def reclaim(self, topic: str, min_idle_seconds: float | None = None) -> int:
+        return sum(self.release(topic, c) for c in list(self.inflight)) if min_idle_seconds == 0 else 0
+
+    def counts(self, topic: str) -> dict[str, int]:
+        inflight = sum(map(len, self.inflight.values()))
+        return {"pending": len(self.pending), "inflight": inflight, "failed": len(self.dead)}
 
 
 class FlakyGraph:
     def __init__(self) -> None:
         self.down = False
+        self.edges_down = False
         self.applied: list[str] = []
 
     def upsert_nodes(self, nodes: Sequence[GraphNode]) -> None:
         self._do("nodes:" + ",".join(n.id for n in nodes))
 
     def upsert_edges(self, edges: Sequence[GraphEdge]) -> None:
+        if self.edges_down:
+            raise ServiceUnavailableError("edges refused", code="SVC_GRAPH_STORE")
         self._do("edges:" + ",".join(e.source_id for e in edges))
 
     def _do(self, what: str) -> None:
@@ -68,7 +99,7 @@ class FlakyGraph:
 
 def test_ops_wait_while_graph_is_down_then_apply_in_order() -> None:
     queue, graph = ListQueue(), FlakyGraph()
-    sync = GraphSync(queue, graph)  # type: ignore[arg-type]
+    sync = GraphSync(queue, graph, consumer="me")  # type: ignore[arg-type]
     graph.down = True
     sync.enqueue(
         [
@@ -77,18 +108,61 @@ def test_ops_wait_while_graph_is_down_then_apply_in_order() -> None:
         ]
     )
     assert sync.drain() == 0
-    assert sync.pending()["pending"] == 2 and graph.applied == []
+    assert sync.pending() == {"pending": 2, "inflight": 0, "failed": 0}  # the rest was released
+    assert graph.applied == []
     graph.down = False
+    assert sync.drain() == 0  # the head waits out its backoff, and nothing passes it
+    queue.waiting.clear()
     assert sync.drain() == 2
     assert graph.applied == ["nodes:a", "edges:a"]
     assert sync.pending() == {"pending": 0, "inflight": 0, "failed": 0}
 
 
-def test_persistent_failure_goes_dead_not_lost() -> None:
+def test_a_failure_mid_batch_keeps_what_was_applied_and_the_order() -> None:
     queue, graph = ListQueue(), FlakyGraph()
-    sync = GraphSync(queue, graph, max_attempts=2)  # type: ignore[arg-type]
+    sync = GraphSync(queue, graph, consumer="me")  # type: ignore[arg-type]
+    graph.edges_down = True
+    sync.enqueue(
+        [
+            op_upsert_nodes([GraphNode("Memory", "a")]),
+            op_upsert_edges([GraphEdge("R", "Memory", "a", "Memory", "b")]),
+            op_upsert_nodes([GraphNode("Memory", "c")]),
+        ]
+    )
+    assert sync.drain() == 1  # the node went in and was acked; the edge failed; c waits behind it
+    assert graph.applied == ["nodes:a"]
+    assert [m.payload["op"] for m in queue.pending] == ["upsert_edges", "upsert_nodes"]
+    assert queue.pending[0].attempts == 1
+    graph.edges_down = False
+    queue.waiting.clear()
+    assert sync.drain() == 2
+    assert graph.applied == ["nodes:a", "edges:a", "nodes:c"]
+
+
+def test_persistent_failure_goes_dead_and_the_line_moves_on() -> None:
+    queue, graph = ListQueue(), FlakyGraph()
+    sync = GraphSync(queue, graph, max_attempts=2, consumer="me")  # type: ignore[arg-type]
     graph.down = True
     sync.enqueue([op_upsert_nodes([GraphNode("Memory", "x")])])
     sync.drain()
+    queue.waiting.clear()
     sync.drain()
     assert sync.pending()["failed"] == 1
+    assert queue.dead[0].last_error == "graph down"
+
+
+def test_another_consumer_holding_the_topic_blocks_draining() -> None:
+    queue, graph = ListQueue(), FlakyGraph()
+    sync = GraphSync(queue, graph, consumer="me")  # type: ignore[arg-type]
+    sync.enqueue([op_upsert_nodes([GraphNode("Memory", "a")])])
+    assert queue.claim("topic", "other")  # a process that died holding it
+    assert sync.drain() == 0
+    assert sync.recover() == 0  # not ours, not past the visibility timeout
+    assert sync.recover(sole_consumer=True) == 1  # an owned embedded queue: every hold is stale
+    assert sync.drain() == 1 and graph.applied == ["nodes:a"]
+
+
+def test_consumer_name_is_host_and_pid() -> None:
+    name = default_consumer()
+    assert name == f"{socket.gethostname()}:{os.getpid()}"
+    assert GraphSync(ListQueue(), FlakyGraph()).consumer == name  # type: ignore[arg-type]
