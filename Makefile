@@ -10,6 +10,7 @@ install:  ## create .venv, install the service with its dev tools and the e2e te
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[dev,server]"
 	npm ci --prefix tests/e2e/ts --no-audit --no-fund --loglevel=error
+	mvn -q -B -f tests/servers/neo4j/pom.xml package
 
 test: lint typecheck  ## lint, type-check, then the whole test suite (unit, contract, e2e)
 	$(BIN)/python -m pytest -q

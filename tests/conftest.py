@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
+from memory_service.settings import GraphSettings, RedisSettings, VectorSettings
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+
+# Servers the tests start themselves (fixtures: redis_url, redis_servers).
+pytest_plugins = ["tests.servers.redis_server", "tests.servers.neo4j_harness"]
 
 
 def model_path() -> Path:
@@ -82,9 +88,46 @@ def model_dir() -> Path:
     return require_model()
 
 
+# MEMORY_TEST_PROFILE=server runs the e2e suite on the server adapters: qdrant-client's local
+# mode per server, and the Neo4j and Redis processes the session started (tests/e2e/conftest.py).
+PROFILE = os.environ.get("MEMORY_TEST_PROFILE", "embedded")
+SERVERS: dict[str, str] = {}  # "neo4j" / "redis" -> address, filled by the e2e session fixture
+
+
+def profile_env(data_dir: Path) -> dict[str, str]:
+    """MEMORY_* variables that put one server on the test profile (none for the embedded one).
+
+    Each server gets its own Qdrant folder, graph namespace and Redis key prefix, so servers
+    sharing the session's Neo4j and Redis never see each other's data.
+    """
+    if PROFILE != "server":
+        return {}
+    tag = f"t{uuid.uuid4().hex[:12]}"
+    return {
+        "MEMORY_QDRANT__PATH": str(data_dir.parent / f"{data_dir.name}-qdrant"),
+        "MEMORY_GRAPH__URI": SERVERS["neo4j"],
+        "MEMORY_GRAPH__NAMESPACE": tag,
+        "MEMORY_REDIS__URL": SERVERS["redis"],
+        "MEMORY_REDIS__KEY_PREFIX": f"{tag}:",
+    }
+
+
+def profile_settings(data_dir: Path) -> dict[str, Any]:
+    """The same as :func:`profile_env`, as settings sections for an in-process server."""
+    env = profile_env(data_dir)
+    if not env:
+        return {}
+    return {
+        "qdrant": VectorSettings(path=Path(env["MEMORY_QDRANT__PATH"])),
+        "graph": GraphSettings(uri=env["MEMORY_GRAPH__URI"], namespace=env["MEMORY_GRAPH__NAMESPACE"]),
+        "redis": RedisSettings(url=env["MEMORY_REDIS__URL"], key_prefix=env["MEMORY_REDIS__KEY_PREFIX"]),
+    }
+
+
 def server_env(data_dir: Path, *, model: Path | None) -> dict[str, str]:
     """Environment for a server subprocess: isolated data dir, the local model, no network."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_")}
+    env.update(profile_env(data_dir))
     env.update(
         {
             "MEMORY_DATA_DIR": str(data_dir),

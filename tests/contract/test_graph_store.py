@@ -1,15 +1,18 @@
 """Contract suite for the GraphStore port, run against every real backend.
 
-LadybugDB (embedded) always runs. A Neo4j backend joins when ``MEMORY_TEST_NEO4J_URI`` is set
-(and its adapter exists); otherwise its cases are skipped with the reason printed. Cypher in these
-tests is kept to what both engines accept (no ``label(r)`` / ``type(r)``).
+LadybugDB (embedded) and Neo4j both always run: Neo4j is the 5.26 test harness the session starts
+(``tests/servers/neo4j_harness.py``, built by ``make install``), or the server
+``MEMORY_TEST_NEO4J_URI`` points at. Without either, the Neo4j cases fail in CI and are skipped
+locally. Each Neo4j case starts from an emptied database (the server is shared by the session).
+Cypher in these tests is kept to what both engines accept; where the dialects differ
+(``label(r)`` on LadybugDB, ``type(r)`` on Neo4j) the test picks by backend and says so.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,8 +25,6 @@ from memory_service.core.ports import GraphEdge, GraphNode, GraphStore, RelatedE
 from tests.conftest import NOT_APPLICABLE
 
 pytestmark = pytest.mark.contract
-
-NEO4J_URI = os.environ.get("MEMORY_TEST_NEO4J_URI")
 
 
 @dataclass
@@ -40,36 +41,29 @@ def _ladybug(tmp_path: Path) -> Backend:
     return Backend("ladybug", lambda: LadybugGraphStore(path), embedded=True)
 
 
-def _neo4j(tmp_path: Path) -> Backend:
-    """Placeholder wiring for the Neo4j adapter: adjust the constructor when it lands."""
-    module = importlib.import_module("memory_service.stores.graph_neo4j")
+def open_neo4j(uri: str, **options: float) -> GraphStore:
+    """The Neo4j adapter on ``uri`` (auth from MEMORY_TEST_NEO4J_USER/PASSWORD, none by default)."""
+    from memory_service.stores.graph_neo4j import Neo4jGraphStore
 
-    def open_store() -> GraphStore:
-        store: GraphStore = module.Neo4jGraphStore.from_test_uri(NEO4J_URI)
-        return store
+    user = os.environ.get("MEMORY_TEST_NEO4J_USER", "neo4j")
+    return Neo4jGraphStore(uri, user, os.environ.get("MEMORY_TEST_NEO4J_PASSWORD"), **options)
 
-    first = open_store()
+
+def _neo4j(uri: str) -> Backend:
+    first = open_neo4j(uri)
     first.query("MATCH (n) DETACH DELETE n", read_only=False)  # each test starts from an empty graph
     first.close()
-    return Backend("neo4j", open_store, embedded=False)
+    return Backend("neo4j", lambda: open_neo4j(uri), embedded=False)
 
 
-BACKENDS = ["ladybug", "neo4j"] if NEO4J_URI else ["ladybug"]
-
-
-def test_neo4j_backend_selection() -> None:
-    """One visible skip (instead of one per case) when Neo4j is not configured."""
-    if not NEO4J_URI:
-        pytest.skip(
-            f"{NOT_APPLICABLE} no Neo4j adapter ships yet (issue 9); its contract cases run when "
-            "MEMORY_TEST_NEO4J_URI is set"
-        )
-    importlib.import_module("memory_service.stores.graph_neo4j")
+BACKENDS = ["ladybug", "neo4j"]
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    return _ladybug(tmp_path) if request.param == "ladybug" else _neo4j(tmp_path)
+    if request.param == "ladybug":
+        return _ladybug(tmp_path)
+    return _neo4j(request.getfixturevalue("neo4j_uri"))  # started once per session, on first use
 
 
 @pytest.fixture
@@ -561,5 +555,124 @@ def test_ladybug_schema_written_through_query_is_read_at_once(tmp_path: Path) ->
         store.query("CREATE (:Ticket {id: $id})", {"id": "t1"}, read_only=False)
         assert store.query(ticket, {"id": "t1"}) == [{"id": "t1"}]
         assert store.count_nodes_by_label() == {"Ticket": 1}
+    finally:
+        store.close()
+
+
+# --------------------------------------------------------------------------- ranking reads, dialects
+
+
+def test_in_degree_counts_incoming_edges_by_type_and_label(store: GraphStore) -> None:
+    build_graph(store)  # into m1: SUPERSEDES from m3, IMPLEMENTS from f1; m5 has no edge
+    store.upsert_edges([edge("RELATES_TO", M2, M1), edge("RELATES_TO", F1, M2)])
+    ids = ["m1", "m2", "m5", "missing"]
+    counted = store.in_degree("Memory", ids)
+    assert {k: v for k, v in counted.items() if v} == {"m1": 3, "m2": 2}  # others: absent or 0
+    skipped = store.in_degree("Memory", ids, ["SUPERSEDES", "RELATES_TO"])
+    assert {k: v for k, v in skipped.items() if v} == {"m1": 1, "m2": 1}  # IMPLEMENTS; DEPENDS_ON m1 -> m2
+    assert store.in_degree("Function", ["f1"]) == {"f1": 1}  # CONTAINS, from a File
+    assert store.in_degree("NeverUsed", ["x"]) == {}
+    assert store.in_degree("File", ["src/auth.py"]) == {}  # only outgoing
+    with pytest.raises(ValidationError):
+        store.in_degree("Memory) RETURN 1 //", ["m1"])
+
+
+def test_neighbours_are_distinct_same_label_nodes_both_ways(store: GraphStore) -> None:
+    build_graph(store)  # m1 -> m2 -> m3 -> m1, m3 -> m4, f1 -> m1
+    store.upsert_edges([edge("RELATES_TO", M2, M1)])  # a second edge between m1 and m2
+    near = store.neighbours("Memory", ["m1", "m4", "m5"])
+    assert sorted(near["m1"]) == ["m2", "m3"]  # once each, f1 (a Function) left out
+    assert near["m4"] == ["m3"]
+    assert near.get("m5", []) == []
+    assert store.neighbours("Function", ["f1"]) == {}  # its only neighbours are other labels
+    assert store.neighbours("NeverUsed", ["x"]) == {}
+    with pytest.raises(ValidationError):
+        store.neighbours("Bad Label", ["m1"])
+
+
+def test_delete_nodes_counts_each_end_of_an_edge(store: GraphStore) -> None:
+    """A self-loop and an edge between two deleted nodes are each counted from both ends."""
+    store.upsert_edges([edge("RELATES_TO", M1, M1), edge("RELATES_TO", M1, M2), edge("RELATES_TO", M3, M2)])
+    assert store.delete_nodes("Memory", ["m1", "m2"]) == 5  # m1: loop out+in, m1->m2; m2: m1->m2, m3->m2
+    assert store.count_edges_by_type() == {} and store.count_nodes_by_label() == {"Memory": 1}
+
+
+def test_query_relationship_type_in_each_dialect(store: GraphStore, backend: Backend) -> None:
+    """Backend-aware on purpose: LadybugDB spells type(r) label(r); each refuses the other's."""
+    build_graph(store)
+    own, other = ("label", "type") if backend.name == "ladybug" else ("type", "label")
+    cypher = "MATCH (:Memory {{id: 'm1'}})-[r]->(x) RETURN {f}(r) AS t, x.id AS x"
+    assert store.query(cypher.format(f=own)) == [{"t": "DEPENDS_ON", "x": "m2"}]
+    with pytest.raises(ValidationError) as info:
+        store.query(cypher.format(f=other))
+    assert info.value.code == "VAL_CYPHER" and f"{own}(r), not {other}(r)" in info.value.suggestion
+
+
+# --------------------------------------------------------------------------- Neo4j only
+
+
+def test_neo4j_read_access_mode_backs_up_the_check(neo4j_uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even a write the lexical check missed is refused by the server in a READ transaction."""
+    from memory_service.stores import graph_neo4j
+
+    store = _neo4j(neo4j_uri).open()
+    try:
+        store.upsert_nodes([node("Memory", "m1", name="A")])
+        monkeypatch.setattr(graph_neo4j, "check_cypher", lambda cypher, *, read_only: None)
+        for write in ("MATCH (m:Memory) SET m.name = 'B'", "CALL db.createLabel('Sneaky')"):
+            with pytest.raises(ValidationError) as info:
+                store.query(write)
+            assert info.value.code == "VAL_WRITE_NOT_ALLOWED"
+        assert store.query("MATCH (m:Memory) RETURN m.name AS n") == [{"n": "A"}]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    "cypher",
+    [
+        "LOAD CSV FROM 'file:///etc/passwd' AS line RETURN line",  # a READ transaction allows it
+        "TERMINATE TRANSACTIONS 'neo4j-transaction-1'",  # so does this
+        "CALL dbms.listConfig() YIELD name RETURN name",  # a read, but not of the graph
+        "USE system SHOW USERS",
+    ],
+)
+def test_neo4j_reads_beyond_the_graph_are_refused(neo4j_uri: str, cypher: str) -> None:
+    store = _neo4j(neo4j_uri).open()
+    try:
+        with pytest.raises(ValidationError) as info:
+            store.query(cypher)
+        assert info.value.code == "VAL_WRITE_NOT_ALLOWED"
+        assert store.query("CALL db.labels() YIELD label RETURN count(label) >= 0 AS ok") == [{"ok": True}]
+    finally:
+        store.close()
+
+
+def test_neo4j_uniqueness_constraint_per_label_and_timeout(neo4j_uri: str) -> None:
+    store = open_neo4j(neo4j_uri, query_timeout_ms=300)
+    try:
+        store.upsert_edges([edge("CALLS", F1, ("Class", "C"))])
+        rows = store.query("SHOW CONSTRAINTS YIELD labelsOrTypes AS l, properties AS p, type AS t RETURN *")
+        unique = {(r["l"][0], r["p"][0]) for r in rows if r["t"] == "UNIQUENESS"}
+        assert {("Function", "id"), ("Class", "id")} <= unique
+        with pytest.raises(ValidationError) as info:
+            store.query("UNWIND range(1, 1000000000) AS x WITH x WHERE x < 0 RETURN count(*) AS n")
+        assert info.value.code == "VAL_QUERY_TIMEOUT"
+    finally:
+        store.close()
+
+
+def test_neo4j_unreachable_server_is_unavailable() -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    store = open_neo4j(f"bolt://127.0.0.1:{port}", max_retry_time=0.2, connect_timeout=2)
+    try:
+        with pytest.raises(ServiceUnavailableError) as info:
+            store.count_nodes_by_label()
+        assert info.value.code == "SVC_GRAPH_STORE" and "MEMORY_GRAPH__URI" in info.value.suggestion
+        assert info.value.details["backend"] == "neo4j"
+        health = store.health()
+        assert (health.name, health.state, health.backend) == ("graph", "unavailable", "neo4j")
     finally:
         store.close()
