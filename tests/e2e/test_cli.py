@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import REPO, require_model, server_env
+from tests.conftest import PROFILE, REPO, require_model, server_env
 from tests.e2e.conftest import call_ok
 
 
@@ -59,8 +59,20 @@ async def test_health_and_stats_report_real_state(tmp_path: Path) -> None:
     figures = json.loads(stats.stdout)
     assert figures == json.loads(_cli("stats", "--json", env=env).stdout)
     storage = figures["storage"]  # each store named by what it is
-    assert storage["vector_store"] == "qdrant-edge" and storage["graph_store"] == "ladybug"
-    assert storage["graph_size_mb"] > 0 and "neo4j_size_mb" not in storage
+    if PROFILE == "server":
+        assert (storage["vector_store"], storage["graph_store"], storage["cache_store"]) == (
+            "qdrant",
+            "neo4j",
+            "redis",
+        )
+    else:
+        assert (storage["vector_store"], storage["graph_store"], storage["cache_store"]) == (
+            "qdrant-edge",
+            "ladybug",
+            "sqlite",
+        )
+        assert storage["graph_size_mb"] > 0
+    assert "neo4j_size_mb" not in storage
     assert figures["memories"]["total"] == 2
     assert figures["memories"]["by_type"] == {"requirements": 1, "design": 1}
     assert figures["relationships"]["by_type"] == {"RELATES_TO": 1}

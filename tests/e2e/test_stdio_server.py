@@ -166,6 +166,7 @@ def test_help_and_version() -> None:
 
 def test_a_bad_setting_is_one_readable_line(tmp_path: Path) -> None:
     env = server_env(tmp_path / "data", model=None)
+    env.pop("MEMORY_GRAPH__URI", None)  # (set on the server profile)
     env["MEMORY_GRAPH__BACKEND"] = "neo4j"  # without MEMORY_GRAPH__URI
     out = subprocess.run(
         [sys.executable, "-m", "memory_service"],
