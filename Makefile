@@ -12,8 +12,9 @@ install:  ## create .venv, install the service with its dev tools and the e2e te
 	npm ci --prefix tests/e2e/ts --no-audit --no-fund --loglevel=error
 	mvn -q -B -f tests/servers/neo4j/pom.xml package
 
-test: lint typecheck  ## lint, type-check, then the whole test suite (unit, contract, e2e)
+test: lint typecheck  ## lint, type-check, the whole suite, then the e2e suite again on the server adapters
 	$(BIN)/python -m pytest -q
+	MEMORY_TEST_PROFILE=server $(BIN)/python -m pytest -q tests/e2e
 
 lint:
 	$(BIN)/ruff check memory_service indexer tests bench docs

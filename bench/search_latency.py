@@ -2,6 +2,13 @@
 
     .venv/bin/python bench/search_latency.py --n 10000
     .venv/bin/python bench/search_latency.py --n 100000
+    .venv/bin/python bench/search_latency.py --n 10000 --profile server
+
+``--profile server`` runs the same benchmark on the server adapters: it starts the Neo4j test
+harness and a redis-server (tests/servers, built and installed by ``make install`` / ``.ci/run``)
+on loopback ports, and uses the Qdrant server adapter on qdrant-client's local mode, or on a real
+Qdrant with ``--qdrant-url``. Local mode searches exactly in Python, so its vector figures are
+no measure of a Qdrant server.
 
 Ingest goes through the MCP server (memory_bulk_add, 100 per call, plus a sample of single
 memory_add calls); searches are memory_search calls timed at the MCP client (query embedding
@@ -13,6 +20,7 @@ search call with precomputed query vectors, after the HNSW index is built. Print
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -72,6 +80,28 @@ def client_for(args: argparse.Namespace, data_dir: Path, model: Path) -> Client:
         StdioServerParameters(command=sys.executable, args=["-m", "memory_service"], env=env),
         read_timeout_seconds=600,
     )
+
+
+def start_servers(
+    stack: contextlib.ExitStack, tmp: Path, data_dir: Path, qdrant_url: str | None
+) -> dict[str, str]:
+    """Start Neo4j and Redis for the server profile; the MEMORY_* variables that select them."""
+    from tests.servers.neo4j_harness import Neo4jHarness, launcher_command
+    from tests.servers.redis_server import RedisServer
+
+    command = launcher_command()
+    if command is None:
+        sys.exit("the Neo4j harness is not built: run `make install` (needs Java 17 and Maven)")
+    neo4j = Neo4jHarness(command)
+    uri = neo4j.start()
+    stack.callback(neo4j.stop)
+    redis = RedisServer(tmp / "redis")
+    redis.start()
+    stack.callback(redis.stop)
+    vectors = (
+        {"MEMORY_QDRANT__URL": qdrant_url} if qdrant_url else {"MEMORY_QDRANT__PATH": str(tmp / "qdrant")}
+    )
+    return {**vectors, "MEMORY_GRAPH__URI": uri, "MEMORY_REDIS__URL": redis.url}
 
 
 def server_rss_mb(transport: str) -> float:
@@ -155,12 +185,17 @@ def main() -> None:
         "--model-path", type=Path, default=Path(os.environ.get("MEMORY_TEST_MODEL_PATH", DEFAULT_MODEL))
     )
     parser.add_argument("--data-dir", type=Path, help="keep the data here (default: a temp dir)")
+    parser.add_argument("--profile", choices=["embedded", "server"], default="embedded")
+    parser.add_argument("--qdrant-url", help="server profile: a real Qdrant instead of local mode")
     args = parser.parse_args()
     out: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="membench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="membench-") as tmp, contextlib.ExitStack() as servers:
         data_dir = args.data_dir or Path(tmp) / "data"
+        if args.profile == "server":
+            os.environ.update(start_servers(servers, Path(tmp), data_dir, args.qdrant_url))
         print(
-            f"memory-service search latency: N={args.n}, transport={args.transport}, model={args.model_path}"
+            f"memory-service search latency: N={args.n}, transport={args.transport}, "
+            f"profile={args.profile}, model={args.model_path}"
         )
         anyio.run(ingest_and_search, args, data_dir, args.model_path, out)
         store_only(data_dir, args.model_path, args.queries, out)
