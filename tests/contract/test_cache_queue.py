@@ -458,3 +458,37 @@ def test_cache_counters_are_atomic(backend: Backend) -> None:
         t.join()
     assert caches[0].get("gen", "writes") == b"200"
     assert caches[1].incr("gen", "writes") == 201
+
+
+# --------------------------------------------------------------------------- job state
+
+
+def test_job_state_is_kept_in_the_cache_and_read_back_by_a_new_manager(backend: Backend) -> None:
+    """Index jobs keep their state in the Cache port: another manager (a restarted server) reads
+    it back, and a job whose manager stopped before it finished reads as interrupted."""
+    from memory_service.core.jobs import JobContext, JobManager
+
+    first = JobManager(backend.make_cache())
+    release = threading.Event()
+
+    def work(ctx: JobContext) -> dict[str, Any]:
+        ctx.progress(1, 2, "halfway")
+        assert release.wait(10)
+        return {"files_indexed": 2}
+
+    done = first.submit("index_directory", lambda ctx: {"files_indexed": 1})
+    assert first.wait(done.job_id, 10)
+    running = first.submit("index_directory", work)
+    wait_for(lambda: (s := first.get(running.job_id)) is not None and s.phase == "halfway")
+
+    second = JobManager(backend.make_cache())  # as if the server had restarted
+    finished = second.get(done.job_id)
+    assert finished is not None and finished.status == "completed" and finished.stats["files_indexed"] == 1
+    interrupted = second.get(running.job_id)
+    assert interrupted is not None and interrupted.status == "interrupted"
+    assert second.get(str(uuid.uuid4())) is None
+    release.set()
+    assert first.wait(running.job_id, 10)
+    assert JobManager(backend.make_cache()).get(running.job_id).status == "completed"  # type: ignore[union-attr]
+    first.shutdown()
+    second.shutdown()
