@@ -232,7 +232,7 @@ class Settings(BaseSettings):
             self.embedding.model_path = self.embedding.model_path.expanduser().resolve()
         if self.qdrant.path is not None:
             self.qdrant.path = self.qdrant.path.expanduser().resolve()
-        slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.project)
+        slug = project_slug(self.project)
         if self.qdrant.collection_prefix is None:
             self.qdrant.collection_prefix = f"{slug}__"
         if self.graph.namespace is None:
@@ -245,6 +245,15 @@ class Settings(BaseSettings):
     def resolved_data_dir(self) -> Path:
         assert self.data_dir is not None
         return self.data_dir
+
+
+def project_slug(project: str) -> str:
+    """The project name as collection prefix, graph namespace and key prefix: letters, digits,
+    ``-`` and ``_``, at most 48 characters (a longer name keeps 39 and a hash of the whole)."""
+    slug = "".join(c if c.isalnum() or c in "-_" else "_" for c in project) or "default"
+    if len(slug) > 48:
+        slug = f"{slug[:39]}-{hashlib.sha256(project.encode()).hexdigest()[:8]}"
+    return slug
 
 
 def default_data_dir(project: str, project_root: Path) -> Path:

@@ -53,11 +53,13 @@ def _neo4j_graph(settings: Settings, _db: LocalDB) -> GraphStore:
     from memory_service.stores.graph_neo4j import Neo4jGraphStore
 
     graph = settings.graph
+    assert graph.namespace is not None  # the settings model fills it from the project name
     return Neo4jGraphStore(
         uri=graph.uri,
         user=graph.user,
         password=graph.password.get_secret_value() if graph.password else None,
         database=graph.database,
+        namespace=graph.namespace,
     )
 
 

@@ -1,11 +1,21 @@
 """GraphStore on Neo4j through the official ``neo4j`` driver: standard Cypher 5, any Neo4j 5.
 
-Model (shared with the LadybugDB adapter): a node has one label and the properties ``id``
-(unique per label: a uniqueness constraint is created the first time this store writes the
-label), ``name``, ``type`` and ``props`` (JSON text of the other scalar properties); each
-relationship type is a real type with a JSON ``props``. Labels and types are interpolated into
-statements, so they must be plain identifiers (``cypher_guard.ident``) and are backtick-quoted;
-values only ever go through ``$params``, batches through ``UNWIND``.
+Model (shared with the LadybugDB adapter): a node has one label and the properties ``id``,
+``name``, ``type`` and ``props`` (JSON text of the other scalar properties); each relationship
+type is a real type with a JSON ``props``. Labels and types are interpolated into statements, so
+they must be plain identifiers (``cypher_guard.ident``) and are backtick-quoted; values only ever
+go through ``$params``, batches through ``UNWIND``.
+
+Namespaces let several projects (and test servers) share one database: every node this store
+writes also carries ``ns``, the store's namespace, and ``(ns, id)`` is unique per label (the
+constraint ``{Label}_ns_id``, created the first time this store writes the label). Every
+statement here is scoped to ``ns``, so writes, reads, walks, counts and deletes only ever see the
+namespace (edges only join nodes of one namespace, so scoping the nodes scopes the edges); counts
+are index-backed MATCH counts, as the count store knows only whole-database totals. The
+constraint a store without namespaces created (``{Label}_id``, on ``id`` alone) would forbid the
+same id in two namespaces: it is dropped once ``{Label}_ns_id`` exists; no other constraint is
+touched. Nodes written without ``ns`` belong to no namespace and no store sees them; adopt them
+with ``MATCH (n) WHERE n.ns IS NULL SET n.ns = $namespace`` (``query``, ``read_only=False``).
 
 Every read runs in ``execute_read``, every write in ``execute_write``: the driver retries
 transient failures (deadlocks between concurrent MERGEs, a leader switch) for ``max_retry_time``.
@@ -15,7 +25,9 @@ One ``upsert_edges`` call is one transaction. The driver is thread-safe; each ca
 transaction, which the server enforces too ("Writing in read access mode not allowed"). Checked on
 5.26: READ mode still lets ``LOAD CSV`` read server files and ``TERMINATE TRANSACTIONS`` kill
 other sessions' work; the lexical check refuses both. Dialect for users: ``type(r)`` (LadybugDB:
-``label(r)``); extra properties are in ``n.props`` (JSON text; results decode it).
+``label(r)``); extra properties are in ``n.props`` (JSON text; results decode it). Users' Cypher
+cannot be rewritten safely, so it is not scoped: it gets ``$namespace`` (the store's, whatever
+``namespace`` the caller passes) and stays in the project with ``WHERE n.ns = $namespace``.
 
 ``related`` walks breadth-first, one statement per hop in one read transaction: exact shortest
 distances, no enumeration of all paths, no ``SHORTEST`` (Neo4j 5.21+ only), and it stops at the
@@ -25,8 +37,9 @@ hop where ``limit`` entities are found.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
+import logging
+import re
 import threading
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -35,59 +48,17 @@ from urllib.parse import urlsplit
 
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
-from neo4j.graph import Node, Path, Relationship
 
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError, ValidationError
 from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, RelatedEntity
+from memory_service.stores import graph_neo4j_cypher as cy
 from memory_service.stores.cypher_guard import TOKEN, guard_cypher, ident
+from memory_service.stores.graph_neo4j_results import edges_from_rows, plain_rows, related_level
+
+logger = logging.getLogger(__name__)
 
 _CHUNK = 5000  # rows per UNWIND
-CREATE_CONSTRAINT = "CREATE CONSTRAINT `{label}_id` IF NOT EXISTS FOR (n:`{label}`) REQUIRE n.id IS UNIQUE"
-UPSERT_NODES = (
-    "UNWIND $rows AS r MERGE (n:`{label}` {{id: r.id}}) "
-    "SET n.name = r.name, n.type = r.type, n.props = r.props"
-)
-UPSERT_EDGES = (
-    "UNWIND $rows AS r MERGE (a:`{src}` {{id: r.a}}) MERGE (b:`{dst}` {{id: r.b}}) "
-    "MERGE (a)-[e:`{type}`]->(b) SET e.props = r.props"
-)
-EDGES_OF = (
-    "MATCH (n:`{label}` {{id: $id}})-[e]-(m) RETURN type(e) AS type, startNode(e) = n AS out, "
-    "head(labels(m)) AS label, m.id AS id, e.props AS props"
-)
-DELETE_EDGES_OF = "MATCH (n:`{label}` {{id: $id}})-[e]-() DELETE e"
-DELETE_NODE = (
-    "MATCH (n:`{label}` {{id: $id}}) OPTIONAL MATCH (n)-[e]-() "
-    "WITH n, count(DISTINCT e) AS removed DETACH DELETE n RETURN removed"
-)
-# Degrees are summed before anything is deleted: an edge between two deleted nodes counts twice,
-# a self-loop too (as LadybugDB counts them).
-DELETE_NODES = (
-    "MATCH (n:`{label}`) WHERE n.id IN $ids "
-    "WITH collect(n) AS ns, sum(COUNT {{ (n)-->() }} + COUNT {{ (n)<--() }}) AS removed "
-    "FOREACH (x IN ns | DETACH DELETE x) RETURN removed"
-)
-START = "MATCH (s:`{label}` {{id: $id}}) RETURN elementId(s) AS eid"
-HOP = (
-    "UNWIND $frontier AS f MATCH (a) WHERE elementId(a) = f MATCH (a){left}-[e{types}]-{right}(b) "
-    "WHERE NOT elementId(b) IN $seen RETURN elementId(b) AS eid, b.id AS id, head(labels(b)) AS label, "
-    "b.name AS name, b.type AS type, b.props AS props, type(e) AS rel, endNode(e) = b AS forward"
-)
-IN_DEGREE = (
-    "MATCH ()-[e]->(m:`{label}`) WHERE m.id IN $ids AND NOT type(e) IN $skip RETURN m.id AS id, count(e) AS n"
-)
-NEIGHBOURS = (
-    "MATCH (m:`{label}`)--(x:`{label}`) WHERE m.id IN $ids RETURN m.id AS a, collect(DISTINCT x.id) AS b"
-)
-LABELS = "CALL db.labels() YIELD label RETURN label AS name"
-TYPES = "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType AS name"
-# One count per label (type), read from the count store: O(labels), not O(nodes).
-COUNT_LABEL = "MATCH (n:`{name}`) RETURN $k{i} AS name, count(n) AS n"
-COUNT_TYPE = "MATCH ()-[e:`{name}`]->() RETURN $k{i} AS name, count(e) AS n"
-RESOLVE_NODES = (
-    "MATCH (n) WHERE elementId(n) IN $eids RETURN elementId(n) AS eid, head(labels(n)) AS label, n.id AS id"
-)
-PING = "RETURN 1"
+NAMESPACE = re.compile(r"[\w-]{1,64}")  # letters (as the project slug has them), digits, _ and -
 
 # Catalog procedures a read-only query may CALL (any other CALL is refused before running).
 READ_PROCEDURES = frozenset({
@@ -98,7 +69,6 @@ _ADMIN_WORDS = frozenset({"TERMINATE"})  # allowed in a READ transaction, but no
 # Server errors that are the query's fault (syntax, types, unknown procedure...), not the server's.
 _USER_ERRORS = ("Neo.ClientError.Statement.", "Neo.ClientError.Procedure.", "Neo.ClientError.Schema.")
 _BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
-_Names = dict[str, tuple[str, str]]  # element id -> (label, id)
 
 
 def check_cypher(cypher: str, *, read_only: bool) -> None:
@@ -120,19 +90,31 @@ class Neo4jGraphStore:
 
     def __init__(
         self, uri: str | None, user: str = "neo4j", password: str | None = None, database: str = "neo4j", *,
-        query_timeout_ms: int = 30_000, max_retry_time: float = 15.0, connect_timeout: float = 10.0,
+        namespace: str = "default", query_timeout_ms: int = 30_000, max_retry_time: float = 15.0,
+        connect_timeout: float = 10.0,
     ) -> None:  # fmt: skip
         """Args:
         uri: ``bolt://host:7687``, ``neo4j://`` (routing), ``neo4j+s://`` (TLS)... (None: refused,
             as settings may leave it unset)
         user, password: basic auth; no password means no auth (a server with auth disabled).
         database: the database every statement runs in.
+        namespace: this store's part of the database (1-64 letters, digits, ``_`` or ``-``).
         query_timeout_ms: transaction timeout for ``query`` (users' Cypher).
         max_retry_time: how long a transaction function is retried on transient errors.
+
+        Raises:
+            ValidationError: a namespace with other characters, empty or too long.
+            ServiceUnavailableError: a URI the driver cannot use.
         """
+        if not isinstance(namespace, str) or not NAMESPACE.fullmatch(namespace):
+            raise ValidationError(
+                f"Invalid graph namespace {namespace!r}", code="VAL_GRAPH_NAMESPACE",
+                details={"field": "namespace", "provided": namespace, "pattern": NAMESPACE.pattern},
+                suggestion="Use 1 to 64 letters, digits, '_' or '-' (the default is the project name).",
+            )  # fmt: skip
         uri = uri or ""
         self._where = _without_credentials(uri)
-        self._database = database
+        self._database, self._namespace = database, namespace
         self._timeout = query_timeout_ms / 1000
         self._lock = threading.Lock()  # constraint creation, close
         self._constrained: set[str] = set()
@@ -153,7 +135,8 @@ class Neo4jGraphStore:
     def _unavailable(self, message: str, **details: Any) -> ServiceUnavailableError:
         return ServiceUnavailableError(
             message, code="SVC_GRAPH_STORE",
-            details={"backend": "neo4j", "uri": self._where, "database": self._database, **details},
+            details={"backend": "neo4j", "uri": self._where, "database": self._database,
+                     "namespace": self._namespace, **details},
             suggestion="Retry later; if it persists, check that Neo4j answers at MEMORY_GRAPH__URI, the "
             "credentials (MEMORY_GRAPH__USER, MEMORY_GRAPH__PASSWORD) and MEMORY_GRAPH__DATABASE.",
         )  # fmt: skip
@@ -172,22 +155,49 @@ class Neo4jGraphStore:
         except (Neo4jError, DriverError) as exc:
             raise self._unavailable(f"Graph store failed during {op}: {exc}", operation=op) from exc
 
+    def _at(self, **params: Any) -> dict[str, Any]:
+        """``params`` with ``namespace`` set to this store's (over any given one)."""
+        return {**params, "namespace": self._namespace}
+
     def _read(self, op: str, cypher: str, **params: Any) -> list[dict[str, Any]]:
+        """Rows of one read statement, in this store's namespace."""
         with self._session(op) as s:
-            return s.execute_read(lambda tx: [r.data() for r in tx.run(cypher, params)])
+            return s.execute_read(lambda tx: tx.run(cypher, self._at(**params)).data())
+
+    def _write(self, op: str, batches: list[tuple[str, list[dict[str, Any]]]]) -> None:
+        """Statements (with rows, sent ``_CHUNK`` at a time) in one write transaction."""
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            for cypher, rows in batches:
+                for i in range(0, len(rows), _CHUNK):
+                    tx.run(cypher, self._at(rows=rows[i : i + _CHUNK])).consume()
+
+        with self._session(op, neo4j.WRITE_ACCESS) as s:
+            s.execute_write(work)
+
+    def _schema(self, cypher: str) -> None:
+        with self._session("schema", neo4j.WRITE_ACCESS) as s:  # one schema change per transaction
+            s.execute_write(lambda tx: tx.run(cypher).consume())
 
     def _ensure_constraints(self, labels: set[str]) -> None:
-        """The uniqueness constraint on ``id`` of each label, created once per store (MERGE relies on
-        it: without it concurrent MERGEs may create duplicates, and lookups scan the label)."""
+        """The uniqueness constraint on ``(ns, id)`` of each label, created once per store (MERGE
+        relies on it: without it concurrent MERGEs may create duplicates, and lookups scan the
+        label); then the older one on ``id`` alone, if any, is dropped (it would refuse an id
+        another namespace has)."""
         with self._lock:
-            for label in sorted(labels - self._constrained):
-                with self._session("create_constraint", neo4j.WRITE_ACCESS) as s:
-                    s.execute_write(_write_batches, [(CREATE_CONSTRAINT.format(label=label), [])])
-                self._constrained.add(label)
+            todo = sorted(labels - self._constrained)
+            if not todo:
+                return
+            for label in todo:
+                self._schema(cy.CREATE_CONSTRAINT.format(label=label))
+            for r in self._read("constraints", cy.LEGACY_CONSTRAINTS, names=[f"{x}_id" for x in todo]):
+                logger.warning("Dropping Neo4j constraint %s (a unique id across namespaces)", r["name"])
+                self._schema(cy.DROP_CONSTRAINT.format(name=r["name"]))
+            self._constrained.update(todo)
 
     # ------------------------------------------------------------------ writes
     def upsert_nodes(self, nodes: Sequence[GraphNode]) -> None:
-        """MERGE by (label, id); name, type and props are replaced by the given ones."""
+        """MERGE by (label, namespace, id); name, type and props are replaced by the given ones."""
         by_label: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
         for n in nodes:  # a repeated id: the last one wins
             name, typ = n.properties.get("name"), n.properties.get("type")
@@ -199,10 +209,8 @@ class Neo4jGraphStore:
         if not by_label:
             return
         self._ensure_constraints(set(by_label))
-        batches = [(UPSERT_NODES.format(label=label), [rows[k] for k in sorted(rows)])
-                   for label, rows in by_label.items()]  # fmt: skip
-        with self._session("upsert_nodes", neo4j.WRITE_ACCESS) as s:
-            s.execute_write(_write_batches, batches)
+        self._write("upsert_nodes", [(cy.UPSERT_NODES.format(label=label), [rows[k] for k in sorted(rows)])
+                                     for label, rows in by_label.items()])  # fmt: skip
 
     def upsert_edges(self, edges: Sequence[GraphEdge]) -> None:
         """MERGE by (type, source, target); missing endpoints are created (id only), never dropped."""
@@ -216,16 +224,15 @@ class Neo4jGraphStore:
         if not groups:
             return
         self._ensure_constraints({label for _, src, dst in groups for label in (src, dst)})
-        batches = [(UPSERT_EDGES.format(type=rel, src=src, dst=dst), [rows[k] for k in sorted(rows)])
-                   for (rel, src, dst), rows in groups.items()]  # fmt: skip
-        with self._session("upsert_edges", neo4j.WRITE_ACCESS) as s:
-            s.execute_write(_write_batches, batches)
+        statement = cy.UPSERT_EDGES.format
+        self._write("upsert_edges", [(statement(type=rel, src=src, dst=dst), [rows[k] for k in sorted(rows)])
+                                     for (rel, src, dst), rows in groups.items()])  # fmt: skip
 
     def delete_node(self, label: str, node_id: str) -> int:
         """Delete a node and its edges; returns the number of edges removed (a self-loop once)."""
-        cypher = DELETE_NODE.format(label=ident(label, "label"))
+        cypher = cy.DELETE_NODE.format(label=ident(label, "label"))
         with self._session("delete_node", neo4j.WRITE_ACCESS) as s:
-            rows = s.execute_write(lambda tx: [r["removed"] for r in tx.run(cypher, id=node_id)])
+            rows = s.execute_write(lambda tx: [r["removed"] for r in tx.run(cypher, self._at(id=node_id))])
         return int(rows[0]) if rows else 0
 
     def delete_nodes(self, label: str, node_ids: Sequence[str]) -> int:
@@ -233,21 +240,22 @@ class Neo4jGraphStore:
 
         Edges between two deleted nodes are counted twice (once from each end).
         """
-        cypher = DELETE_NODES.format(label=ident(label, "label"))
+        cypher = cy.DELETE_NODES.format(label=ident(label, "label"))
         ids = list(dict.fromkeys(node_ids))
         if not ids:
             return 0
         with self._session("delete_nodes", neo4j.WRITE_ACCESS) as s:
-            return int(s.execute_write(lambda tx: tx.run(cypher, ids=ids).single(strict=True)["removed"]))
+            row = s.execute_write(lambda tx: tx.run(cypher, self._at(ids=ids)).single(strict=True))
+        return int(row["removed"])
 
     def delete_edges_of(self, label: str, node_id: str) -> list[GraphEdge]:
         """Delete every edge touching a node (the node stays); returns the removed edges."""
-        read, delete = EDGES_OF.format(label=ident(label, "label")), DELETE_EDGES_OF.format(label=label)
+        read, delete = cy.EDGES_OF.format(label=ident(label, "label")), cy.DELETE_EDGES_OF.format(label=label)
 
         def work(tx: neo4j.ManagedTransaction) -> list[GraphEdge]:
-            edges = _edges(label, node_id, tx.run(read, id=node_id).data())
+            edges = edges_from_rows(label, node_id, tx.run(read, self._at(id=node_id)).data())
             if edges:
-                tx.run(delete, id=node_id).consume()
+                tx.run(delete, self._at(id=node_id)).consume()
             return edges
 
         with self._session("delete_edges_of", neo4j.WRITE_ACCESS) as s:
@@ -255,8 +263,8 @@ class Neo4jGraphStore:
 
     # ------------------------------------------------------------------ reads
     def edges_of(self, label: str, node_id: str) -> list[GraphEdge]:
-        rows = self._read("edges_of", EDGES_OF.format(label=ident(label, "label")), id=node_id)
-        return _edges(label, node_id, rows)
+        rows = self._read("edges_of", cy.EDGES_OF.format(label=ident(label, "label")), id=node_id)
+        return edges_from_rows(label, node_id, rows)
 
     def related(
         self, label: str, node_id: str, rel_types: Sequence[str] | None = None,
@@ -269,7 +277,7 @@ class Neo4jGraphStore:
         reach it, the smallest (type, direction) of their last hops is reported. Ordered by
         distance, then label and id.
         """
-        start = START.format(label=ident(label, "label"))
+        start = cy.START.format(label=ident(label, "label"))
         types = [ident(t, "relationship type") for t in rel_types or ()]
         if direction not in ("OUTGOING", "INCOMING", "BOTH") or not 1 <= depth <= 5 or limit < 1:
             raise ValidationError(
@@ -277,32 +285,20 @@ class Neo4jGraphStore:
                 code="VAL_GRAPH_TRAVERSAL", details={"direction": direction, "depth": depth, "limit": limit},
                 suggestion="Use a depth from 1 to 5 and a positive limit.",
             )  # fmt: skip
-        hop = HOP.format(
+        hop = cy.HOP.format(
             types=":" + "|".join(f"`{t}`" for t in types) if types else "",
             left="<" if direction == "INCOMING" else "", right=">" if direction == "OUTGOING" else "",
         )  # fmt: skip
 
         def walk(tx: neo4j.ManagedTransaction) -> list[RelatedEntity]:
             found: list[RelatedEntity] = []
-            frontier = [r["eid"] for r in tx.run(start, id=node_id)]
+            frontier = [r["eid"] for r in tx.run(start, self._at(id=node_id))]
             seen = set(frontier)
             for d in range(1, depth + 1):
                 if not frontier or len(found) >= limit:
                     break
-                best: dict[str, dict[str, Any]] = {}
-                for r in tx.run(hop, frontier=frontier, seen=list(seen)).data():
-                    key = (r["rel"], not r["forward"])
-                    if r["eid"] not in best or key < (best[r["eid"]]["rel"], not best[r["eid"]]["forward"]):
-                        best[r["eid"]] = r
-                level = sorted(best.values(), key=lambda r: (r["label"] or "", str(r["id"])))
-                found += [
-                    RelatedEntity(r["id"], r["label"] or "", r["name"], r["rel"],
-                                  "OUTGOING" if r["forward"] else "INCOMING", d,
-                                  {**({"type": r["type"]} if r["type"] is not None else {}),
-                                   **(_json_object(r["props"]) or {})})
-                    for r in level
-                ]  # fmt: skip
-                frontier = list(best)
+                level, frontier = related_level(tx.run(hop, frontier=frontier, seen=list(seen)).data(), d)
+                found += level
                 seen.update(frontier)
             return found[:limit]
 
@@ -310,36 +306,38 @@ class Neo4jGraphStore:
             return s.execute_read(walk)
 
     def in_degree(self, label: str, ids: Sequence[str], exclude_types: Sequence[str] = ()) -> dict[str, int]:
-        cypher = IN_DEGREE.format(label=ident(label, "label"))
+        cypher = cy.IN_DEGREE.format(label=ident(label, "label"))
         if not ids:
             return {}
         rows = self._read("in_degree", cypher, ids=list(ids), skip=list(exclude_types))
         return {str(r["id"]): int(r["n"]) for r in rows}
 
     def neighbours(self, label: str, ids: Sequence[str]) -> dict[str, list[str]]:
-        cypher = NEIGHBOURS.format(label=ident(label, "label"))
+        cypher = cy.NEIGHBOURS.format(label=ident(label, "label"))
         if not ids:
             return {}
         rows = self._read("neighbours", cypher, ids=list(ids))
         return {str(r["a"]): sorted(map(str, r["b"])) for r in rows}
 
     def count_edges_by_type(self) -> dict[str, int]:
-        return self._counts("count_edges_by_type", TYPES, COUNT_TYPE)
+        return self._counts("count_edges_by_type", cy.COUNT_TYPES)
 
     def count_nodes_by_label(self) -> dict[str, int]:
-        return self._counts("count_nodes_by_label", LABELS, COUNT_LABEL)
+        return self._counts("count_nodes_by_label", cy.COUNT_LABEL)
 
-    def _counts(self, op: str, names: str, count: str) -> dict[str, int]:
-        """Non-zero counts per label or type (tokens outlive their last node or edge)."""
+    def _counts(self, op: str, count: str) -> dict[str, int]:
+        """Non-zero counts in the namespace, per label or per type, one statement per label."""
 
         def work(tx: neo4j.ManagedTransaction) -> dict[str, int]:
-            tokens = [r["name"] for r in tx.run(names)]
-            if not tokens:
+            labels = [r["name"] for r in tx.run(cy.LABELS)]  # labels outlive their last node
+            if not labels:
                 return {}
-            parts = [count.format(name=t.replace("`", "``"), i=i) for i, t in enumerate(tokens)]
+            parts = [count.format(name=t.replace("`", "``"), i=i) for i, t in enumerate(labels)]
             union = " UNION ALL ".join(parts)
-            rows = tx.run(union, {f"k{i}": t for i, t in enumerate(tokens)})
-            return {r["name"]: int(r["n"]) for r in rows if r["n"]}
+            totals: dict[str, int] = defaultdict(int)
+            for r in tx.run(union, self._at(**{f"k{i}": t for i, t in enumerate(labels)})):
+                totals[r["name"]] += int(r["n"])
+            return {k: n for k, n in totals.items() if n}
 
         with self._session(op) as s:
             return s.execute_read(work)
@@ -351,19 +349,18 @@ class Neo4jGraphStore:
         """Run user Cypher with a timeout and a row cap; read-only is enforced twice: by
         :func:`check_cypher` before running, then by a READ access mode transaction.
 
-        Nodes become ``{"_label", "id", ...}``, relationships ``{"_type", "_src", "_src_label",
-        "_dst", "_dst_label", ...}``, paths ``{"nodes", "relationships"}``; ``props`` JSON is
-        merged in (never over id/name/type); temporal values become ISO 8601 text.
+        The Cypher is not scoped to the namespace: ``$namespace`` is the store's (it replaces a
+        ``namespace`` in ``params``), for ``WHERE n.ns = $namespace``. Rows are plain JSON
+        (``graph_neo4j_results``: nodes ``{"_label", "id", ...}``, relationships ``{"_type",
+        "_src", "_dst", ...}``, paths ``{"nodes", "relationships"}``).
         """
         check_cypher(cypher, read_only=read_only)
-        args = dict(params or {})
+        args = self._at(**(params or {}))
 
         @neo4j.unit_of_work(timeout=self._timeout)
         def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
             result = tx.run(cypher, args)
-            keys, records = result.keys(), result.fetch(row_limit)
-            names = _endpoint_names(tx, [r.values() for r in records])
-            return [{k: _plain(v, names) for k, v in zip(keys, r.values(), strict=True)} for r in records]
+            return plain_rows(tx, result.keys(), result.fetch(row_limit))
 
         driver = self._driver
         if driver is None:
@@ -390,7 +387,8 @@ class Neo4jGraphStore:
             return ValidationError(
                 f"Invalid Cypher: {msg}", code="VAL_CYPHER", details={"engine": msg, "code": code},
                 suggestion="Check the syntax. Neo4j dialect: type(r), not label(r); nodes have id, name, "
-                "type and props, relationships props (JSON text).",
+                "type, props and ns (WHERE n.ns = $namespace keeps to this project), relationships props "
+                "(JSON text).",
             )  # fmt: skip
         return self._unavailable(f"Graph query failed: {msg}", operation="query", code=code)
 
@@ -403,10 +401,10 @@ class Neo4jGraphStore:
     def health(self) -> ComponentHealth:
         try:
             with self._session("health") as s:
-                agent = s.run(PING).consume().server.agent
+                agent = s.run(cy.PING).consume().server.agent
         except ServiceUnavailableError as exc:
             return ComponentHealth("graph", "unavailable", "neo4j", detail=exc.message)
-        detail = f"{self._where} database {self._database} ({agent})"
+        detail = f"{self._where} database {self._database} namespace {self._namespace} ({agent})"
         return ComponentHealth("graph", "ok", "neo4j", detail=detail, extra={"server": agent})
 
     def close(self) -> None:
@@ -424,85 +422,3 @@ def _without_credentials(uri: str) -> str:
     with contextlib.suppress(ValueError):  # a port that is not a number
         return f"{parts.scheme}://{parts.hostname}:{parts.port or 7687}"
     return f"{parts.scheme}://{parts.hostname}"
-
-
-def _write_batches(tx: neo4j.ManagedTransaction, batches: list[tuple[str, list[dict[str, Any]]]]) -> None:
-    for cypher, rows in batches:
-        if not rows:  # a statement without rows (schema)
-            tx.run(cypher).consume()
-        for i in range(0, len(rows), _CHUNK):
-            tx.run(cypher, rows=rows[i : i + _CHUNK]).consume()
-
-
-def _edges(label: str, node_id: str, rows: list[dict[str, Any]]) -> list[GraphEdge]:
-    found: dict[tuple[str, str, str, str, str], Any] = {}
-    for r in rows:  # a self-loop is both ends: keep it once
-        other = (r["label"] or "", r["id"])
-        key = (r["type"], label, node_id, *other) if r["out"] else (r["type"], *other, label, node_id)
-        found.setdefault(key, r["props"])
-    return [GraphEdge(*k, properties=_json_object(p) or {}) for k, p in found.items()]
-
-
-def _json_object(raw: Any) -> dict[str, Any] | None:
-    try:
-        value = json.loads(raw) if isinstance(raw, str) else None
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _endpoint_names(tx: neo4j.ManagedTransaction, rows: list[list[Any]]) -> _Names:
-    """Relationship endpoints (element ids) -> (label, id): from nodes in the rows, else looked up
-    (a relationship carries only its endpoints' element ids)."""
-    known: _Names = {}
-    wanted: set[str] = set()
-    stack: list[Any] = [rows]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, Path):
-            stack.extend([list(v.nodes), list(v.relationships)])
-        elif isinstance(v, Node):
-            known[v.element_id] = (_label(v), v.get("id", ""))
-        elif isinstance(v, Relationship) and v.start_node is not None and v.end_node is not None:
-            wanted.update((v.start_node.element_id, v.end_node.element_id))
-        elif isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    if missing := wanted - known.keys():
-        for r in tx.run(RESOLVE_NODES, eids=sorted(missing)):
-            known[r["eid"]] = (r["label"] or "", r["id"] or "")
-    return known
-
-
-def _label(n: Node) -> str:
-    return min(n.labels) if n.labels else ""
-
-
-def _plain(v: Any, names: _Names) -> Any:
-    """A driver value as plain JSON: nodes, relationships and paths become dicts."""
-    if isinstance(v, Path):
-        return {"nodes": [_plain(n, names) for n in v.nodes],
-                "relationships": [_plain(r, names) for r in v.relationships]}  # fmt: skip
-    if isinstance(v, Node | Relationship):
-        if isinstance(v, Node):
-            out: dict[str, Any] = {"_label": _label(v)}
-        else:
-            (sl, sid), (dl, did) = (names.get(n.element_id, ("", "")) if n is not None else ("", "")
-                                    for n in (v.start_node, v.end_node))  # fmt: skip
-            out = {"_type": v.type, "_src": sid, "_src_label": sl, "_dst": did, "_dst_label": dl}
-        out.update({k: _plain(x, names) for k, x in v.items() if k != "props" or _json_object(x) is None})
-        for k, x in (_json_object(v.get("props")) or {}).items():
-            out.setdefault(k, _plain(x, names))  # never shadows id/name/type or the _keys
-        return out
-    if isinstance(v, dict):
-        return {str(k): _plain(x, names) for k, x in v.items()}
-    if isinstance(v, list | tuple):
-        return [_plain(x, names) for x in v]
-    if v is None or isinstance(v, bool | int | float | str):
-        return v
-    if isinstance(v, dt.date | dt.time):
-        return v.isoformat()
-    if hasattr(v, "iso_format"):  # neo4j.time Date, Time, DateTime, Duration
-        return v.iso_format()
-    return str(v)  # points, bytes...

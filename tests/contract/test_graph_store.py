@@ -3,7 +3,10 @@
 LadybugDB (embedded) and Neo4j both always run: Neo4j is the 5.26 test harness the session starts
 (``tests/servers/neo4j_harness.py``, built by ``make install``), or the server
 ``MEMORY_TEST_NEO4J_URI`` points at. Without either, the Neo4j cases fail in CI and are skipped
-locally. Each Neo4j case starts from an emptied database (the server is shared by the session).
+locally. Each Neo4j case starts from an emptied database (the server is shared by the session, and
+users' Cypher in these tests is not scoped to a namespace) and opens its stores in a namespace of
+its own, so the adapter's own statements are proven scoped (the Neo4j-only cases below share one
+database between namespaces on purpose).
 Cypher in these tests is kept to what both engines accept; where the dialects differ
 (``label(r)`` on LadybugDB, ``type(r)`` on Neo4j) the test picks by backend and says so.
 """
@@ -14,9 +17,11 @@ import json
 import os
 import socket
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +46,7 @@ def _ladybug(tmp_path: Path) -> Backend:
     return Backend("ladybug", lambda: LadybugGraphStore(path), embedded=True)
 
 
-def open_neo4j(uri: str, **options: float) -> GraphStore:
+def open_neo4j(uri: str, **options: Any) -> GraphStore:
     """The Neo4j adapter on ``uri`` (auth from MEMORY_TEST_NEO4J_USER/PASSWORD, none by default)."""
     from memory_service.stores.graph_neo4j import Neo4jGraphStore
 
@@ -49,11 +54,16 @@ def open_neo4j(uri: str, **options: float) -> GraphStore:
     return Neo4jGraphStore(uri, user, os.environ.get("MEMORY_TEST_NEO4J_PASSWORD"), **options)
 
 
+def new_namespace() -> str:
+    return f"t{uuid.uuid4().hex[:12]}"
+
+
 def _neo4j(uri: str) -> Backend:
     first = open_neo4j(uri)
     first.query("MATCH (n) DETACH DELETE n", read_only=False)  # each test starts from an empty graph
     first.close()
-    return Backend("neo4j", lambda: open_neo4j(uri), embedded=False)
+    namespace = new_namespace()  # every open() of this backend: the same namespace
+    return Backend("neo4j", lambda: open_neo4j(uri, namespace=namespace), embedded=False)
 
 
 BACKENDS = ["ladybug", "neo4j"]
@@ -653,8 +663,8 @@ def test_neo4j_uniqueness_constraint_per_label_and_timeout(neo4j_uri: str) -> No
     try:
         store.upsert_edges([edge("CALLS", F1, ("Class", "C"))])
         rows = store.query("SHOW CONSTRAINTS YIELD labelsOrTypes AS l, properties AS p, type AS t RETURN *")
-        unique = {(r["l"][0], r["p"][0]) for r in rows if r["t"] == "UNIQUENESS"}
-        assert {("Function", "id"), ("Class", "id")} <= unique
+        unique = {(r["l"][0], tuple(r["p"])) for r in rows if r["t"] == "UNIQUENESS"}
+        assert {("Function", ("ns", "id")), ("Class", ("ns", "id"))} <= unique
         with pytest.raises(ValidationError) as info:
             store.query("UNWIND range(1, 1000000000) AS x WITH x WHERE x < 0 RETURN count(*) AS n")
         assert info.value.code == "VAL_QUERY_TIMEOUT"
@@ -676,3 +686,133 @@ def test_neo4j_unreachable_server_is_unavailable() -> None:
         assert (health.name, health.state, health.backend) == ("graph", "unavailable", "neo4j")
     finally:
         store.close()
+
+
+# --------------------------------------------------------------------------- Neo4j namespaces
+
+
+@pytest.fixture
+def two_namespaces(neo4j_uri: str) -> Iterator[tuple[GraphStore, GraphStore]]:
+    """Two stores on one emptied database, in two namespaces (the ``backend`` of each test is one)."""
+    _neo4j(neo4j_uri)
+    a, b = open_neo4j(neo4j_uri, namespace=new_namespace()), open_neo4j(neo4j_uri, namespace=new_namespace())
+    yield a, b
+    a.close()
+    b.close()
+
+
+def test_neo4j_namespaces_share_ids_without_seeing_each_other(
+    two_namespaces: tuple[GraphStore, GraphStore],
+) -> None:
+    a, b = two_namespaces
+    build_graph(a)
+    assert b.count_nodes_by_label() == {} and b.count_edges_by_type() == {}
+    assert b.edges_of(*M1) == [] and b.related(*M1, depth=3) == []
+    assert b.in_degree("Memory", ["m1"]) == {} and b.neighbours("Memory", ["m1"]) == {}
+    # The same ids in b (the uniqueness constraint is per namespace), with other names and edges.
+    b.upsert_nodes([node("Memory", "m1", name="Other m1"), node("Memory", "m2", name="Other m2")])
+    b.upsert_edges([edge("RELATES_TO", M2, M1, note="b"), edge("DEPENDS_ON", M1, M2, weight=0.1)])
+    assert a.count_nodes_by_label() == {"Memory": 5, "Function": 1, "File": 1}
+    assert a.count_edges_by_type() == {"DEPENDS_ON": 3, "SUPERSEDES": 1, "IMPLEMENTS": 1, "CONTAINS": 1}
+    assert b.count_nodes_by_label() == {"Memory": 2}
+    assert b.count_edges_by_type() == {"RELATES_TO": 1, "DEPENDS_ON": 1}
+    assert keys(b.edges_of(*M1)) == {
+        ("RELATES_TO", "Memory", "m2", "Memory", "m1"),
+        ("DEPENDS_ON", "Memory", "m1", "Memory", "m2"),
+    }
+    assert next(e for e in a.edges_of(*M1) if e.type == "DEPENDS_ON").properties == {"weight": 0.5}
+    assert by_id(a.related(*M1, direction="OUTGOING", depth=3)) == {
+        "m2": (1, "DEPENDS_ON", "OUTGOING"),
+        "m3": (2, "DEPENDS_ON", "OUTGOING"),
+        "m4": (3, "DEPENDS_ON", "OUTGOING"),
+    }
+    found = b.related(*M1, depth=3)
+    assert by_id(found) == {"m2": (1, "DEPENDS_ON", "OUTGOING")} and found[0].name == "Other m2"
+    assert a.in_degree("Memory", ["m1", "m2"]) == {"m1": 2, "m2": 1}
+    assert b.in_degree("Memory", ["m1", "m2"]) == {"m1": 1, "m2": 1}
+    assert sorted(a.neighbours("Memory", ["m1"])["m1"]) == ["m2", "m3"]
+    assert b.neighbours("Memory", ["m1"]) == {"m1": ["m2"]}
+
+
+def test_neo4j_deletes_in_one_namespace_leave_the_other(
+    two_namespaces: tuple[GraphStore, GraphStore],
+) -> None:
+    a, b = two_namespaces
+    build_graph(a)
+    build_graph(b)
+    everything = {"Memory": 5, "Function": 1, "File": 1}
+    assert a.delete_node(*M1) == 3 and a.delete_nodes("Memory", ["m2", "m4"]) == 2
+    assert keys(a.delete_edges_of(*FILE1)) == {("CONTAINS", "File", "src/auth.py", "Function", "f1")}
+    assert (
+        a.count_nodes_by_label() == {"Memory": 2, "Function": 1, "File": 1} and a.count_edges_by_type() == {}
+    )
+    assert b.count_nodes_by_label() == everything
+    assert b.count_edges_by_type() == {"DEPENDS_ON": 3, "SUPERSEDES": 1, "IMPLEMENTS": 1, "CONTAINS": 1}
+    assert len(b.edges_of(*M1)) == 3 and len(b.edges_of(*FILE1)) == 1
+    assert (
+        b.delete_nodes("Memory", ["m1", "m2", "m3", "m4", "m5"]) == 9
+    )  # 4 edges between them twice, f1 once
+    assert a.count_nodes_by_label() == {"Memory": 2, "Function": 1, "File": 1}
+
+
+def test_neo4j_reopened_namespace_sees_its_data(neo4j_uri: str) -> None:
+    backend, other = _neo4j(neo4j_uri), new_namespace()
+    first = backend.open()
+    build_graph(first)
+    first.close()
+    again, stranger = backend.open(), open_neo4j(neo4j_uri, namespace=other)
+    try:
+        assert again.count_nodes_by_label() == {"Memory": 5, "Function": 1, "File": 1}
+        assert by_id(again.related(*M1, direction="OUTGOING"))["m2"] == (1, "DEPENDS_ON", "OUTGOING")
+        assert stranger.count_nodes_by_label() == {} and stranger.edges_of(*M1) == []
+    finally:
+        again.close()
+        stranger.close()
+
+
+def test_neo4j_user_queries_get_the_namespace(two_namespaces: tuple[GraphStore, GraphStore]) -> None:
+    a, b = two_namespaces
+    a.upsert_nodes([node("Memory", "m1", name="A")])
+    b.upsert_nodes([node("Memory", "m1", name="B", ns="mine")])  # a property called ns stays in props
+    scoped = "MATCH (m:Memory) WHERE m.ns = $namespace RETURN m.name AS name, m AS m"
+    assert [r["name"] for r in a.query(scoped)] == ["A"]
+    assert [r["name"] for r in a.query(scoped, {"namespace": "someone-else"})] == ["A"]  # not overridden
+    [row] = b.query(scoped)
+    assert row["m"] == {"_label": "Memory", "id": "m1", "name": "B", "ns": "mine"}  # the store's ns: hidden
+    assert sorted(r["name"] for r in a.query("MATCH (m:Memory) RETURN m.name AS name")) == ["A", "B"]
+
+
+def test_neo4j_constraint_without_namespace_is_replaced(neo4j_uri: str) -> None:
+    """The constraint a store without namespaces made (``{Label}_id``) is dropped; others are kept."""
+    backend = _neo4j(neo4j_uri)
+    admin = backend.open()
+    old = "CREATE CONSTRAINT `{0}` IF NOT EXISTS FOR (n:`{1}`) REQUIRE n.id IS UNIQUE"
+    constraints = "SHOW CONSTRAINTS YIELD name, properties AS p WHERE name STARTS WITH $prefix RETURN name, p"
+    prefix = new_namespace().upper()
+    legacy, foreign = f"{prefix}Legacy", f"{prefix}Foreign"
+    for name, label in ((f"{legacy}_id", legacy), (f"{foreign}_unique", foreign)):
+        admin.query(old.format(name, label), read_only=False)
+    a, b = backend.open(), open_neo4j(neo4j_uri, namespace=new_namespace())
+    try:
+        for s in (a, b):  # the same id in two namespaces
+            s.upsert_nodes([node(legacy, "x", name="one")])
+            s.upsert_edges([edge("LINKS", (legacy, "x"), (legacy, "y"))])
+        assert a.count_nodes_by_label() == b.count_nodes_by_label() == {legacy: 2}
+        found = {r["name"]: r["p"] for r in admin.query(constraints, {"prefix": prefix})}
+        assert found == {f"{legacy}_ns_id": ["ns", "id"], f"{foreign}_unique": ["id"]}
+        with pytest.raises(ServiceUnavailableError):  # someone else's constraint: left as it is
+            for s in (a, b):
+                s.upsert_nodes([node(foreign, "x")])
+    finally:
+        for name in (f"{legacy}_ns_id", f"{foreign}_unique"):
+            admin.query(f"DROP CONSTRAINT `{name}` IF EXISTS", read_only=False)
+        for s in (admin, a, b):
+            s.close()
+
+
+@pytest.mark.parametrize("namespace", ["", "a b", "x" * 65, "ns;DROP", "a.b", "ns\n"])
+def test_neo4j_namespace_must_be_a_plain_name(namespace: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        open_neo4j("bolt://127.0.0.1:7687", namespace=namespace)
+    assert info.value.code == "VAL_GRAPH_NAMESPACE" and info.value.details["provided"] == namespace
+    open_neo4j("bolt://127.0.0.1:7687", namespace="My_project-2").close()  # opening does not connect

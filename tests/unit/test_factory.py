@@ -57,3 +57,11 @@ def test_every_backend_has_an_opener() -> None:
     assert set(factory.VECTORS) == {"edge", "server"}
     assert set(factory.GRAPHS) == {"embedded", "neo4j"}
     assert set(factory.CACHES) == set(factory.QUEUES) == {"sqlite", "redis"}
+
+
+def test_long_project_names_make_bounded_distinct_slugs() -> None:
+    from memory_service.settings import project_slug
+
+    a, b = project_slug("x" * 100), project_slug("x" * 99 + "y")
+    assert len(a) == len(b) == 48 and a != b
+    assert project_slug("my project/v2") == "my_project_v2" and project_slug("") == "default"

@@ -1,0 +1,66 @@
+"""The statements the Neo4j graph store runs, as named constants (see ``graph_neo4j``).
+
+Labels and relationship types are formatted in (plain identifiers, backtick-quoted); every value
+is a ``$param``. Every statement takes ``$namespace``: a node is looked up by label, ``ns`` and
+``id``; a lookup by label and ``ns`` alone adds ``id IS NOT NULL``, so that it still seeks the
+``(ns, id)`` index (checked with EXPLAIN on 5.26: without it, a label scan).
+"""
+
+CREATE_CONSTRAINT = (
+    "CREATE CONSTRAINT `{label}_ns_id` IF NOT EXISTS FOR (n:`{label}`) REQUIRE (n.ns, n.id) IS UNIQUE"
+)
+# The constraint a store without namespaces created on a label: exactly this name and shape.
+LEGACY_CONSTRAINTS = (
+    "SHOW CONSTRAINTS YIELD name, type, entityType, labelsOrTypes AS l, properties AS p "
+    "WHERE name IN $names AND name = l[0] + '_id' AND size(l) = 1 AND p = ['id'] "
+    "AND entityType = 'NODE' AND type IN ['UNIQUENESS', 'NODE_PROPERTY_UNIQUENESS'] RETURN name"
+)
+DROP_CONSTRAINT = "DROP CONSTRAINT `{name}` IF EXISTS"
+UPSERT_NODES = (
+    "UNWIND $rows AS r MERGE (n:`{label}` {{ns: $namespace, id: r.id}}) "
+    "SET n.name = r.name, n.type = r.type, n.props = r.props"
+)
+UPSERT_EDGES = (
+    "UNWIND $rows AS r MERGE (a:`{src}` {{ns: $namespace, id: r.a}}) "
+    "MERGE (b:`{dst}` {{ns: $namespace, id: r.b}}) MERGE (a)-[e:`{type}`]->(b) SET e.props = r.props"
+)
+EDGES_OF = (
+    "MATCH (n:`{label}` {{ns: $namespace, id: $id}})-[e]-(m) RETURN type(e) AS type, "
+    "startNode(e) = n AS out, head(labels(m)) AS label, m.id AS id, e.props AS props"
+)
+DELETE_EDGES_OF = "MATCH (n:`{label}` {{ns: $namespace, id: $id}})-[e]-() DELETE e"
+DELETE_NODE = (
+    "MATCH (n:`{label}` {{ns: $namespace, id: $id}}) OPTIONAL MATCH (n)-[e]-() "
+    "WITH n, count(DISTINCT e) AS removed DETACH DELETE n RETURN removed"
+)
+# Degrees are summed before anything is deleted: an edge between two deleted nodes counts twice,
+# a self-loop too (as LadybugDB counts them).
+DELETE_NODES = (
+    "MATCH (n:`{label}`) WHERE n.ns = $namespace AND n.id IN $ids "
+    "WITH collect(n) AS ns, sum(COUNT {{ (n)-->() }} + COUNT {{ (n)<--() }}) AS removed "
+    "FOREACH (x IN ns | DETACH DELETE x) RETURN removed"
+)
+START = "MATCH (s:`{label}` {{ns: $namespace, id: $id}}) RETURN elementId(s) AS eid"
+HOP = (
+    "UNWIND $frontier AS f MATCH (a) WHERE elementId(a) = f MATCH (a){left}-[e{types}]-{right}(b) "
+    "WHERE NOT elementId(b) IN $seen RETURN elementId(b) AS eid, b.id AS id, head(labels(b)) AS label, "
+    "b.name AS name, b.type AS type, b.props AS props, type(e) AS rel, endNode(e) = b AS forward"
+)  # the frontier starts at START, in the namespace
+IN_DEGREE = (
+    "MATCH (m:`{label}`) WHERE m.ns = $namespace AND m.id IN $ids MATCH ()-[e]->(m) "
+    "WHERE NOT type(e) IN $skip RETURN m.id AS id, count(e) AS n"
+)
+NEIGHBOURS = (
+    "MATCH (m:`{label}`)--(x:`{label}`) WHERE m.ns = $namespace AND m.id IN $ids "
+    "RETURN m.id AS a, collect(DISTINCT x.id) AS b"
+)
+LABELS = "CALL db.labels() YIELD label RETURN label AS name"  # every namespace's: counts filter
+# One count per label, of the namespace's nodes (an index seek), or of the edges leaving them.
+COUNT_LABEL = (
+    "MATCH (n:`{name}`) WHERE n.ns = $namespace AND n.id IS NOT NULL RETURN $k{i} AS name, count(n) AS n"
+)
+COUNT_TYPES = (
+    "MATCH (n:`{name}`) WHERE n.ns = $namespace AND n.id IS NOT NULL MATCH (n)-[e]->() "
+    "RETURN type(e) AS name, count(e) AS n"
+)
+PING = "RETURN 1"
