@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
-import uuid
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -97,12 +97,13 @@ SERVERS: dict[str, str] = {}  # "neo4j" / "redis" -> address, filled by the e2e 
 def profile_env(data_dir: Path) -> dict[str, str]:
     """MEMORY_* variables that put one server on the test profile (none for the embedded one).
 
-    Each server gets its own Qdrant folder, graph namespace and Redis key prefix, so servers
-    sharing the session's Neo4j and Redis never see each other's data.
+    Each data directory gets its own Qdrant folder, graph namespace and Redis key prefix, so
+    servers sharing the session's Neo4j and Redis never see each other's data, and a restarted
+    server on the same directory finds its own again.
     """
     if PROFILE != "server":
         return {}
-    tag = f"t{uuid.uuid4().hex[:12]}"
+    tag = "t" + hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:12]  # same dir, same tag
     return {
         "MEMORY_QDRANT__PATH": str(data_dir.parent / f"{data_dir.name}-qdrant"),
         "MEMORY_GRAPH__URI": SERVERS["neo4j"],
