@@ -6,9 +6,10 @@
 
 ``--profile server`` runs the same benchmark on the server adapters: it starts the Neo4j test
 harness and a redis-server (tests/servers, built and installed by ``make install`` / ``.ci/run``)
-on loopback ports, and uses the Qdrant server adapter on qdrant-client's local mode, or on a real
-Qdrant with ``--qdrant-url``. Local mode searches exactly in Python, so its vector figures are
-no measure of a Qdrant server.
+on loopback ports, and uses the Qdrant server adapter on qdrant-client's local mode
+(``--vectors local``), a real Qdrant (``--vectors http://host:6333``), or keeps qdrant-edge
+(``--vectors edge``: Neo4j and Redis alone). Local mode searches exactly in Python, so its vector
+figures are no measure of a Qdrant server.
 
 Ingest goes through the MCP server (memory_bulk_add, 100 per call, plus a sample of single
 memory_add calls); searches are memory_search calls timed at the MCP client (query embedding
@@ -82,9 +83,7 @@ def client_for(args: argparse.Namespace, data_dir: Path, model: Path) -> Client:
     )
 
 
-def start_servers(
-    stack: contextlib.ExitStack, tmp: Path, data_dir: Path, qdrant_url: str | None
-) -> dict[str, str]:
+def start_servers(stack: contextlib.ExitStack, tmp: Path, vectors: str) -> dict[str, str]:
     """Start Neo4j and Redis for the server profile; the MEMORY_* variables that select them."""
     from tests.servers.neo4j_harness import Neo4jHarness, launcher_command
     from tests.servers.redis_server import RedisServer
@@ -98,10 +97,12 @@ def start_servers(
     redis = RedisServer(tmp / "redis")
     redis.start()
     stack.callback(redis.stop)
-    vectors = (
-        {"MEMORY_QDRANT__URL": qdrant_url} if qdrant_url else {"MEMORY_QDRANT__PATH": str(tmp / "qdrant")}
-    )
-    return {**vectors, "MEMORY_GRAPH__URI": uri, "MEMORY_REDIS__URL": redis.url}
+    env = {"MEMORY_GRAPH__URI": uri, "MEMORY_REDIS__URL": redis.url}
+    if vectors == "local":
+        env["MEMORY_QDRANT__PATH"] = str(tmp / "qdrant")
+    elif vectors != "edge":
+        env["MEMORY_QDRANT__URL"] = vectors
+    return env
 
 
 def server_rss_mb(transport: str) -> float:
@@ -186,13 +187,18 @@ def main() -> None:
     )
     parser.add_argument("--data-dir", type=Path, help="keep the data here (default: a temp dir)")
     parser.add_argument("--profile", choices=["embedded", "server"], default="embedded")
-    parser.add_argument("--qdrant-url", help="server profile: a real Qdrant instead of local mode")
+    parser.add_argument(
+        "--vectors",
+        default="local",
+        help="server profile: 'local' (Qdrant adapter on qdrant-client's local mode), 'edge' (keep "
+        "qdrant-edge: measures Neo4j and Redis alone) or a Qdrant server's URL",
+    )
     args = parser.parse_args()
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="membench-") as tmp, contextlib.ExitStack() as servers:
         data_dir = args.data_dir or Path(tmp) / "data"
         if args.profile == "server":
-            os.environ.update(start_servers(servers, Path(tmp), data_dir, args.qdrant_url))
+            os.environ.update(start_servers(servers, Path(tmp), args.vectors))
         print(
             f"memory-service search latency: N={args.n}, transport={args.transport}, "
             f"profile={args.profile}, model={args.model_path}"

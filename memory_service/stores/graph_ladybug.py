@@ -50,6 +50,7 @@ from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, Rel
 from memory_service.stores.cypher_guard import IDENT, guard_cypher
 from memory_service.stores.cypher_guard import TOKEN as _TOKEN
 from memory_service.stores.cypher_guard import ident as _ident
+from memory_service.stores.graph_rows import edge_rows, node_rows
 
 _CHUNK = 5000  # rows per UNWIND: bounds the parameter size (5k edges merge in ~0.1 s)
 
@@ -246,14 +247,7 @@ class LadybugGraphStore:
     # ------------------------------------------------------------------ writes
     def upsert_nodes(self, nodes: Sequence[GraphNode]) -> None:
         """MERGE by (label, id); name, type and props are replaced by the given ones."""
-        by_label: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-        for n in nodes:  # a repeated id: the last one wins (one UNWIND would not say which)
-            name, typ = n.properties.get("name"), n.properties.get("type")
-            extra = {k: v for k, v in n.properties.items() if k not in ("id", "name", "type")}
-            by_label[_ident(n.label, "label")][n.id] = {
-                "id": n.id, "name": None if name is None else str(name),
-                "type": None if typ is None else str(typ), "props": json.dumps(extra, default=str),
-            }  # fmt: skip
+        by_label = node_rows(nodes)
         with self._guard("upsert_nodes") as conn:
             conn = self._ensure(conn, labels=by_label)
             for label, by_id in by_label.items():
@@ -263,15 +257,7 @@ class LadybugGraphStore:
 
     def upsert_edges(self, edges: Sequence[GraphEdge]) -> None:
         """MERGE by (type, source, target); missing endpoints are created (id only), never dropped."""
-        groups: dict[tuple[str, str, str], dict[tuple[str, str], dict[str, Any]]] = defaultdict(dict)
-        for e in edges:
-            key = (_ident(e.type, "relationship type"), _ident(e.source_label, "label"),
-                   _ident(e.target_label, "label"))  # fmt: skip
-            groups[key][(e.source_id, e.target_id)] = {
-                "a": e.source_id,
-                "b": e.target_id,
-                "props": json.dumps(e.properties, default=str),
-            }
+        groups = edge_rows(edges)
         with self._guard("upsert_edges") as conn:
             conn = self._ensure(conn, pairs=groups)  # DDL first, outside the data transaction
             with self._transaction(conn):

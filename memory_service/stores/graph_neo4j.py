@@ -37,7 +37,6 @@ hop where ``limit`` entities are found.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import re
 import threading
@@ -54,6 +53,7 @@ from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, Rel
 from memory_service.stores import graph_neo4j_cypher as cy
 from memory_service.stores.cypher_guard import TOKEN, guard_cypher, ident
 from memory_service.stores.graph_neo4j_results import edges_from_rows, plain_rows, related_level
+from memory_service.stores.graph_rows import edge_rows, node_rows
 
 logger = logging.getLogger(__name__)
 
@@ -198,14 +198,7 @@ class Neo4jGraphStore:
     # ------------------------------------------------------------------ writes
     def upsert_nodes(self, nodes: Sequence[GraphNode]) -> None:
         """MERGE by (label, namespace, id); name, type and props are replaced by the given ones."""
-        by_label: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-        for n in nodes:  # a repeated id: the last one wins
-            name, typ = n.properties.get("name"), n.properties.get("type")
-            extra = {k: v for k, v in n.properties.items() if k not in ("id", "name", "type")}
-            by_label[ident(n.label, "label")][n.id] = {
-                "id": n.id, "name": None if name is None else str(name),
-                "type": None if typ is None else str(typ), "props": json.dumps(extra, default=str),
-            }  # fmt: skip
+        by_label = node_rows(nodes)
         if not by_label:
             return
         self._ensure_constraints(set(by_label))
@@ -214,13 +207,7 @@ class Neo4jGraphStore:
 
     def upsert_edges(self, edges: Sequence[GraphEdge]) -> None:
         """MERGE by (type, source, target); missing endpoints are created (id only), never dropped."""
-        groups: dict[tuple[str, str, str], dict[tuple[str, str], dict[str, Any]]] = defaultdict(dict)
-        for e in edges:
-            key = (ident(e.type, "relationship type"), ident(e.source_label, "label"),
-                   ident(e.target_label, "label"))  # fmt: skip
-            groups[key][(e.source_id, e.target_id)] = {
-                "a": e.source_id, "b": e.target_id, "props": json.dumps(e.properties, default=str),
-            }  # fmt: skip
+        groups = edge_rows(edges)
         if not groups:
             return
         self._ensure_constraints({label for _, src, dst in groups for label in (src, dst)})

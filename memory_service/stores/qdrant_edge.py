@@ -38,8 +38,9 @@ from memory_service.core.ports import (
     SparseVector,
     VectorPoint,
 )
-from memory_service.stores.qdrant_edge_filter import point_id, to_filter
+from memory_service.stores.qdrant_edge_filter import to_filter
 from memory_service.stores.qdrant_edge_optimize import EdgeCollection, ShardOptimizer
+from memory_service.stores.vector_ids import point_id
 
 DENSE, SPARSE = "dense", "sparse"
 # Context vectors live in a sibling collection (same ids, same payload): only memories in a thread

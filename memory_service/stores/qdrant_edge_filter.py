@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import qdrant_edge as qe
 
-from memory_service.core.errors import ValidationError
 from memory_service.core.ports import PayloadFilter
-
-
-def point_id(value: str) -> str:
-    try:
-        return str(uuid.UUID(value))
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise ValidationError(
-            f"Point id '{value}' is not a UUID",
-            code="VAL_POINT_ID",
-            details={"provided": str(value)},
-            suggestion="Use uuid4 strings as record ids.",
-        ) from exc
 
 
 def _eq(key: str, value: Any) -> Any:

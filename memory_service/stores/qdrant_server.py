@@ -41,7 +41,8 @@ from memory_service.core.ports import (
 from memory_service.stores import qdrant_server_collections as colls
 from memory_service.stores.qdrant_server_client import CLIENT_ERRORS, GuardedClient
 from memory_service.stores.qdrant_server_collections import CONTEXT_SUFFIX, DENSE, SPARSE
-from memory_service.stores.qdrant_server_filter import point_id, to_filter
+from memory_service.stores.qdrant_server_filter import to_filter
+from memory_service.stores.vector_ids import point_id
 
 _PREFIX = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 

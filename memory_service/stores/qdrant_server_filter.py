@@ -7,27 +7,12 @@ engines take different model classes (and this module must not import the embedd
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from qdrant_client import models
 
-from memory_service.core.errors import ValidationError
 from memory_service.core.ports import PayloadFilter
-
-
-def point_id(value: str) -> str:
-    """The canonical (lowercase, hyphenated) form of a UUID id, or a VAL_POINT_ID error."""
-    try:
-        return str(uuid.UUID(value))
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise ValidationError(
-            f"Point id '{value}' is not a UUID",
-            code="VAL_POINT_ID",
-            details={"provided": str(value)},
-            suggestion="Use uuid4 strings as record ids.",
-        ) from exc
 
 
 def _eq(key: str, value: Any) -> models.Condition:
