@@ -422,10 +422,6 @@ class AuditLog(Protocol):
 
     def list(self, entity_id: str | None = None, limit: int = 100) -> list[AuditEvent]: ...
 
-    def of_operation(self, operation: str, entity_ids: Sequence[str]) -> builtins.list[AuditEvent]:
-        """Every event of one operation on any of the entities, oldest first (one batched read)."""
-        ...
-
     def close(self) -> None: ...
 
 

@@ -8,7 +8,6 @@ retains it and releases it on ``close()``. Every ``sqlite3.Error`` becomes
 
 from __future__ import annotations
 
-import builtins
 import json
 import sqlite3
 import threading
@@ -160,20 +159,6 @@ class LocalAuditLog(_Store):
             rows = conn.execute(
                 f"SELECT {_EVENT_COLUMNS} FROM audit {where} ORDER BY seq DESC LIMIT ?", (*args, limit)
             ).fetchall()
-        return [_event(r) for r in rows]
-
-    def of_operation(self, operation: str, entity_ids: Sequence[str]) -> builtins.list[AuditEvent]:
-        """One indexed query per chunk of ids (audit_entity), instead of one per id."""
-        ids = list(dict.fromkeys(entity_ids))
-        rows: builtins.list[Any] = []
-        with self._db.cursor("audit.of_operation") as conn:
-            for chunk in _chunks(ids):
-                rows += conn.execute(
-                    f"SELECT {_EVENT_COLUMNS}, seq FROM audit"
-                    f" WHERE entity_id IN ({_marks(len(chunk))}) AND operation = ?",
-                    (*chunk, operation),
-                ).fetchall()
-        rows.sort(key=lambda r: r[-1])
         return [_event(r) for r in rows]
 
 

@@ -142,22 +142,6 @@ def test_audit_append_list_count(db: LocalDB) -> None:
     assert len(audit.list(limit=1)) == 1
 
 
-def test_audit_of_operation_reads_many_entities_at_once(db: LocalDB) -> None:
-    audit = LocalAuditLog(db)
-    ids = [f"m{i}" for i in range(1200)]  # more ids than one SQL chunk holds
-    audit.append([AuditEvent("utility_vote", "memory", mid, "a", {"vote": i}) for i, mid in enumerate(ids)])
-    audit.append(
-        [
-            AuditEvent("create", "memory", "m1", "a"),
-            AuditEvent("utility_vote", "memory", "m1", "a", {"vote": -1}),
-        ]
-    )
-    got = audit.of_operation("utility_vote", ["m1", "m1199", "unknown", "m1"])
-    assert [(e.entity_id, e.details["vote"]) for e in got] == [("m1", 1), ("m1199", 1199), ("m1", -1)]
-    assert len(audit.of_operation("utility_vote", ids)) == 1201
-    assert audit.of_operation("utility_vote", []) == []
-
-
 def test_audit_rows_cannot_be_updated_or_deleted(db: LocalDB) -> None:
     LocalAuditLog(db).append([AuditEvent("create", "memory", "m1", "agent")])
     raw = sqlite3.connect(db.path)
