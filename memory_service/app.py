@@ -23,6 +23,7 @@ from memory_service.core.services.embedding_refresh import EmbeddingRefresher
 from memory_service.core.services.explain import ExplainService
 from memory_service.core.services.feedback import FeedbackService
 from memory_service.core.services.graph_sync import GraphSync
+from memory_service.core.services.graph_tools import GraphToolsService
 from memory_service.core.services.index import CodeIndexer
 from memory_service.core.services.index_service import IndexService
 from memory_service.core.services.memory import MemoryService
@@ -54,6 +55,7 @@ class Services:
     supersede: SupersedeService
     index: IndexService
     code: CodeSearch
+    graph: GraphToolsService
     lock: OwnerLock
     _housekeeper: Housekeeper | None = field(default=None, repr=False)
 
@@ -164,6 +166,9 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
         supersede=SupersedeService(stores, writer, memory, settings.actor),
         index=IndexService(stores, indexer, paths, JobManager(stores.cache), settings.actor),
         code=CodeSearch(stores),
+        graph=GraphToolsService(
+            stores.graph, allow_writes=settings.graph.allow_writes, timeout_ms=settings.graph.query_timeout_ms
+        ),
         lock=lock,
     )
     writer.drain_quietly()

@@ -56,6 +56,10 @@ class GraphSettings(BaseModel):
     # Embedded engine: memory for cached pages, and worker threads per query.
     buffer_pool_mb: int = Field(256, ge=16)
     threads: int = Field(2, ge=1)
+    # graph_query: users' Cypher is read-only unless this is set (writes bypass the memory tools).
+    allow_writes: bool = False
+    # graph_query: a user's query is cancelled after this long (both engines).
+    query_timeout_ms: int = Field(30_000, ge=100)
 
 
 class RedisSettings(BaseModel):

@@ -234,6 +234,11 @@ class GraphStore(Protocol):
         limit: int = 200,
     ) -> list[RelatedEntity]: ...
 
+    def find_nodes(self, labels: Sequence[str], key: str, limit: int = 10) -> list[GraphNode]:
+        """Nodes of ``labels`` whose ``id`` is ``key``; when none is, those whose ``name`` is
+        (get_related resolving a code unit by qualified name). Labels never written give nothing."""
+        ...
+
     def in_degree(self, label: str, ids: Sequence[str], exclude_types: Sequence[str] = ()) -> dict[str, int]:
         """Incoming edges per node of ``label`` among ``ids``, not counting ``exclude_types``
         (ranking: how often a memory is cited). Ids with none may be left out."""

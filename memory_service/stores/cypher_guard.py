@@ -45,7 +45,8 @@ def guard_cypher(cypher: str, *, read_only: bool, read_procedures: frozenset[str
     """Refuse several statements, and write clauses when ``read_only``, before anything runs.
 
     ``CALL`` is allowed in a read-only query only for one of ``read_procedures`` (the engine's
-    catalog procedures, compared case-insensitively, dotted names included).
+    catalog procedures, compared case-insensitively, dotted names included), or to open a
+    ``CALL { ... }`` subquery, whose clauses are checked as the rest are.
     """
     toks = [(m.lastgroup, m.group()) for m in TOKEN.finditer(cypher) if m.lastgroup != "skip"]
     semis = [i for i, (_, text) in enumerate(toks) if text == ";"]
@@ -58,7 +59,8 @@ def guard_cypher(cypher: str, *, read_only: bool, read_procedures: frozenset[str
         if not read_only or kind != "word" or prev in (".", ":", "$") or nxt == ":":
             continue
         word = text.upper()
-        if word in WRITE_WORDS or (word == "CALL" and _procedure(toks, i + 1) not in allowed):
+        # CALL { ... } is a subquery: its own words are checked here like the rest.
+        if word in WRITE_WORDS or (word == "CALL" and nxt != "{" and _procedure(toks, i + 1) not in allowed):
             raise ValidationError(
                 f"Write clause {word} is not allowed in a read-only graph query",
                 code="VAL_WRITE_NOT_ALLOWED", details={"clause": word},

@@ -45,7 +45,10 @@ def _ladybug_graph(settings: Settings, _db: LocalDB) -> GraphStore:
 
     graph = settings.graph
     return LadybugGraphStore(
-        settings.resolved_data_dir / "graph", buffer_pool_mb=graph.buffer_pool_mb, threads=graph.threads
+        settings.resolved_data_dir / "graph",
+        buffer_pool_mb=graph.buffer_pool_mb,
+        threads=graph.threads,
+        query_timeout_ms=graph.query_timeout_ms,
     )
 
 
@@ -60,6 +63,7 @@ def _neo4j_graph(settings: Settings, _db: LocalDB) -> GraphStore:
         password=graph.password.get_secret_value() if graph.password else None,
         database=graph.database,
         namespace=graph.namespace,
+        query_timeout_ms=graph.query_timeout_ms,
     )
 
 

@@ -94,6 +94,8 @@ RELATED = (
     "RETURN x.id, label(x), x.name, x.type, x.props, d, label(last), end_node(last) = id(x) "
     "ORDER BY d, label(x), x.id LIMIT $limit"
 )
+FIND_BY_ID = "MATCH (n:`{label}`) WHERE n.id = $key RETURN n.id, n.name, n.type, n.props LIMIT $limit"
+FIND_BY_NAME = "MATCH (n:`{label}`) WHERE n.name = $key RETURN n.id, n.name, n.type, n.props LIMIT $limit"
 LIST_TABLE_IDS = "CALL show_tables() RETURN id, name"
 # offset IN $list over one table: ~50 ms for 2k ids (an UNWIND of internal_id() lookups: ~1.4 s).
 RESOLVE_OFFSETS = "MATCH (n:`{label}`) WHERE offset(id(n)) IN $offsets RETURN offset(id(n)), n.id"
@@ -347,6 +349,22 @@ class LadybugGraphStore:
             for xid, xlabel, name, typ, props, d, rel, forward in rows
         ]  # fmt: skip
 
+    def find_nodes(self, labels: Sequence[str], key: str, limit: int = 10) -> list[GraphNode]:
+        wanted = [_ident(label, "label") for label in labels]
+        with self._guard("find_nodes") as conn:
+            present = [label for label in wanted if label in self._node_labels]
+            for statement in (FIND_BY_ID, FIND_BY_NAME):
+                found = [
+                    GraphNode(label, nid, _node_props(name, typ, props))
+                    for label in present
+                    for nid, name, typ, props in self._rows(
+                        conn, statement.format(label=label), {"key": key, "limit": limit}
+                    )
+                ]
+                if found:
+                    return found[:limit]
+        return []
+
     def in_degree(self, label: str, ids: Sequence[str], exclude_types: Sequence[str] = ()) -> dict[str, int]:
         _ident(label, "label")
         with self._guard("in_degree") as conn:
@@ -523,6 +541,14 @@ def _pattern_names(cypher: str) -> tuple[set[str], set[str]]:
             brackets.pop()
         prev = text if kind == "punct" else ""
     return labels, types
+
+
+def _node_props(name: Any, typ: Any, props: Any) -> dict[str, Any]:
+    """A node's properties as written: name and type when set, then the JSON ones."""
+    return {
+        **{k: v for k, v in (("name", name), ("type", typ)) if v is not None},
+        **(_json_object(props) or {}),
+    }
 
 
 def _iid(value: dict[str, int]) -> tuple[int, int]:

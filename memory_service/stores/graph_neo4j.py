@@ -52,7 +52,7 @@ from memory_service.core.errors import MemoryServiceError, ServiceUnavailableErr
 from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, RelatedEntity
 from memory_service.stores import graph_neo4j_cypher as cy
 from memory_service.stores.cypher_guard import TOKEN, guard_cypher, ident
-from memory_service.stores.graph_neo4j_results import edges_from_rows, plain_rows, related_level
+from memory_service.stores.graph_neo4j_results import edges_from_rows, node_props, plain_rows, related_level
 from memory_service.stores.graph_rows import edge_rows, node_rows
 
 logger = logging.getLogger(__name__)
@@ -291,6 +291,18 @@ class Neo4jGraphStore:
 
         with self._session("related") as s:
             return s.execute_read(walk)
+
+    def find_nodes(self, labels: Sequence[str], key: str, limit: int = 10) -> list[GraphNode]:
+        wanted = [ident(label, "label") for label in labels]
+        for statement in (cy.FIND_BY_ID, cy.FIND_BY_NAME):
+            found = [
+                GraphNode(label, str(r["id"]), node_props(r["name"], r["type"], r["props"]))
+                for label in wanted
+                for r in self._read("find_nodes", statement.format(label=label), key=key, limit=limit)
+            ]
+            if found:
+                return found[:limit]
+        return []
 
     def in_degree(self, label: str, ids: Sequence[str], exclude_types: Sequence[str] = ()) -> dict[str, int]:
         cypher = cy.IN_DEGREE.format(label=ident(label, "label"))

@@ -46,6 +46,14 @@ HOP = (
     "WHERE NOT elementId(b) IN $seen RETURN elementId(b) AS eid, b.id AS id, head(labels(b)) AS label, "
     "b.name AS name, b.type AS type, b.props AS props, type(e) AS rel, endNode(e) = b AS forward"
 )  # the frontier starts at START, in the namespace
+FIND_BY_ID = (
+    "MATCH (n:`{label}` {{ns: $namespace, id: $key}}) RETURN n.id AS id, n.name AS name, n.type AS type, "
+    "n.props AS props LIMIT $limit"
+)
+FIND_BY_NAME = (  # a scan of the namespace's nodes of one label: name is not indexed
+    "MATCH (n:`{label}`) WHERE n.ns = $namespace AND n.id IS NOT NULL AND n.name = $key "
+    "RETURN n.id AS id, n.name AS name, n.type AS type, n.props AS props LIMIT $limit"
+)
 IN_DEGREE = (
     "MATCH (m:`{label}`) WHERE m.ns = $namespace AND m.id IN $ids MATCH ()-[e]->(m) "
     "WHERE NOT type(e) IN $skip RETURN m.id AS id, count(e) AS n"

@@ -63,6 +63,14 @@ def related_level(rows: list[dict[str, Any]], distance: int) -> tuple[list[Relat
     return found, list(best)
 
 
+def node_props(name: Any, typ: Any, props: Any) -> dict[str, Any]:
+    """A node's properties as written: name and type when set, then the JSON ones."""
+    return {
+        **{k: v for k, v in (("name", name), ("type", typ)) if v is not None},
+        **(json_object(props) or {}),
+    }
+
+
 def json_object(raw: Any) -> dict[str, Any] | None:
     """``raw`` decoded if it is JSON text of an object, else None."""
     try:

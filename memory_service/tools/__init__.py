@@ -2,11 +2,12 @@
 
 from memory_service.tools.explain import EXPLAIN_TOOLS
 from memory_service.tools.feedback import FEEDBACK_TOOLS
+from memory_service.tools.graph import GRAPH_TOOLS
 from memory_service.tools.index import INDEX_TOOLS
 from memory_service.tools.memory import MEMORY_TOOLS
 from memory_service.tools.search import SEARCH_TOOLS
 
 ALL_TOOLS = [*MEMORY_TOOLS, *SEARCH_TOOLS, *INDEX_TOOLS]
-ALL_TOOLS += [*EXPLAIN_TOOLS, *FEEDBACK_TOOLS]
+ALL_TOOLS += [*EXPLAIN_TOOLS, *FEEDBACK_TOOLS, *GRAPH_TOOLS]
 
 __all__ = ["ALL_TOOLS"]

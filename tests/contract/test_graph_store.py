@@ -287,6 +287,20 @@ def test_related_rel_type_filter(store: GraphStore) -> None:
         store.related(*M1, depth=6)
 
 
+def test_find_nodes_by_id_then_by_name(store: GraphStore) -> None:
+    assert store.find_nodes(["Memory", "Function"], "m1") == []  # no tables/labels yet
+    build_graph(store)
+    assert store.find_nodes(["Memory", "Function"], "m1") == [
+        node("Memory", "m1", name="Auth decision", type="decision", status="active")
+    ]
+    assert store.find_nodes(["File"], "src/auth.py") == [node("File", "src/auth.py", name="auth.py")]
+    assert store.find_nodes(["Memory", "Function", "NeverUsed"], "login") == [
+        node("Function", "f1", name="login", line=12)
+    ]  # no id is "login": matched by name
+    assert store.find_nodes(["Memory"], "login") == []
+    assert store.find_nodes(["Memory"], "nothing") == []
+
+
 # --------------------------------------------------------------------------- query
 
 

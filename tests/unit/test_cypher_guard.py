@@ -62,3 +62,13 @@ def test_tokenising_is_linear_on_unterminated_comments_and_quotes() -> None:
         for _ in TOKEN.finditer(text):
             pass
         assert time.perf_counter() - started < 1.0
+
+
+def test_a_subquery_is_checked_inside() -> None:
+    guard_cypher("CALL { MATCH (n) RETURN count(n) AS c } RETURN c", read_only=True)
+    with pytest.raises(ValidationError) as refused:
+        guard_cypher("MATCH (n) CALL { CREATE (:X) } RETURN n", read_only=True)
+    assert refused.value.details == {"clause": "CREATE"}
+    with pytest.raises(ValidationError) as refused:
+        guard_cypher("CALL (n) { CREATE (:X) } RETURN 1", read_only=True)  # scoped form: refused as CALL
+    assert refused.value.details == {"clause": "CALL"}

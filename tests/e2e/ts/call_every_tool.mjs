@@ -165,6 +165,17 @@ function buildCases(sourceFile) {
             threshold: 0.5,
         })),
 
+        ok('graph_query', 'memories by type', () => ({
+            cypher: 'MATCH (m:Memory) WHERE m.type = $type RETURN m.id AS id, m LIMIT 5',
+            params: { type: 'design' },
+        })),
+        bad('graph_query', 'write clause', 'VAL_WRITE_NOT_ALLOWED', () => ({
+            cypher: "MATCH (m:Memory) SET m.name = 'changed'",
+        })),
+
+        ok('get_related', 'design, two hops', (s) => ({ entity_id: need(s, 'design'), depth: 2 })),
+        bad('get_related', 'unknown entity', 'NF_ENTITY', () => ({ entity_id: 'no_such_entity' })),
+
         ok('memory_delete', 'design', (s) => ({ memory_id: need(s, 'design') })),
         bad('memory_delete', 'already deleted', 'NF_MEMORY', (s) => ({ memory_id: need(s, 'design') })),
         bad('memory_delete', 'not a uuid', 'VAL_INVALID_UUID', () => ({ memory_id: 'nope' })),
