@@ -19,6 +19,7 @@ from memory_service.core.models import MemoryStatus, MemoryType, Scope
 from memory_service.core.ports import ComponentHealth, PayloadFilter
 from memory_service.core.records import MEMORIES, Stores, memories_collection
 from memory_service.core.services.code_search import CodeSearch
+from memory_service.core.services.design_context import DesignContextService
 from memory_service.core.services.embedding_refresh import EmbeddingRefresher
 from memory_service.core.services.explain import ExplainService
 from memory_service.core.services.feedback import FeedbackService
@@ -30,8 +31,10 @@ from memory_service.core.services.memory import MemoryService
 from memory_service.core.services.paths import PathPolicy
 from memory_service.core.services.ranker import Ranker
 from memory_service.core.services.search import SearchService
+from memory_service.core.services.stale import StaleMarker
 from memory_service.core.services.supersede import SupersedeService
 from memory_service.core.services.threads import ThreadContext
+from memory_service.core.services.trace import TraceService
 from memory_service.core.services.writer import RecordWriter
 from memory_service.settings import Settings
 from memory_service.stores.factory import build_stores
@@ -56,6 +59,8 @@ class Services:
     index: IndexService
     code: CodeSearch
     graph: GraphToolsService
+    trace: TraceService
+    design: DesignContextService
     lock: OwnerLock
     _housekeeper: Housekeeper | None = field(default=None, repr=False)
 
@@ -152,8 +157,11 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
     )
     scope = Scope(project=settings.project, branch=settings.branch)
     paths = PathPolicy(settings.project_root, settings.indexer.allowed_roots, settings.indexer.max_file_bytes)
-    indexer = CodeIndexer(stores, stores.index_state, paths, settings.project, settings.indexer.batch_units)
     memory = MemoryService(stores, writer, settings.memory, scope, settings.actor)
+    stale = StaleMarker(memory, writer, settings.actor)
+    indexer = CodeIndexer(
+        stores, stores.index_state, paths, settings.project, settings.indexer.batch_units, stale.mark
+    )
     search = SearchService(Ranker(stores, settings.ranking, scope))
     services = Services(
         settings=settings,
@@ -169,6 +177,8 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
         graph=GraphToolsService(
             stores.graph, allow_writes=settings.graph.allow_writes, timeout_ms=settings.graph.query_timeout_ms
         ),
+        trace=TraceService(stores.vectors, stores.graph, stores.sparse),
+        design=DesignContextService(stores.vectors, stores.graph),
         lock=lock,
     )
     writer.drain_quietly()

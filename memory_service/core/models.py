@@ -92,6 +92,17 @@ class Relationship(BaseModel):
     properties: dict[str, Any] = Field(default_factory=dict)
 
 
+class StaleMark(BaseModel):
+    """Why a memory may no longer match the code it cites: set when the indexer finds a cited
+    function, class or file changed or gone; cleared by the next memory_update."""
+
+    reason: str = Field(
+        description="What changed, in words, e.g. 'function charge (shop/billing.py) changed'"
+    )
+    code_ids: list[str] = Field(description="The cited code units or file paths that changed or vanished")
+    at: datetime
+
+
 class MemoryRecord(BaseModel):
     """A stored memory: content + type-specific metadata + bookkeeping."""
 
@@ -113,6 +124,8 @@ class MemoryRecord(BaseModel):
     # True while the record has no dense vector (no model was loaded when it was written);
     # it is still found by lexical search, and an embedding refresh fills it in later.
     embedding_pending: bool = False
+    # Set when code this memory cites changed or vanished; None while it is fresh.
+    stale: StaleMark | None = None
     # Edges removed by a soft delete, kept so that nothing is lost and a restore can replay them.
     removed_relationships: list[Relationship] = Field(default_factory=list)
 

@@ -9,7 +9,7 @@ All methods are synchronous; the MCP layer runs them in worker threads.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -222,6 +222,12 @@ class GraphStore(Protocol):
 
     def edges_of(self, label: str, node_id: str) -> list[GraphEdge]:
         """Every edge touching a node, both directions."""
+        ...
+
+    def edges_between(self, other_label: str, nodes: Mapping[str, Sequence[str]]) -> list[GraphEdge]:
+        """Edges, either direction, between the given nodes (``{label: ids}``) and any node of
+        ``other_label``, in one call (the indexer: which memories cite the code units it is
+        replacing or removing). Labels never written give nothing."""
         ...
 
     def related(

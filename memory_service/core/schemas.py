@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic.json_schema import JsonDict
 
-from memory_service.core.models import MemoryType, SeedMemoryType
+from memory_service.core.models import MemoryType, SeedMemoryType, StaleMark
 from memory_service.core.schema_base import (
     DATETIME_FORMAT,
     MAX_QUERY_CHARS,
@@ -228,6 +228,10 @@ class SearchResult(ToolOutput):
     created_at: str | None = None
     route_used: str | None = Field(default=None, description="semantic, fts or graph: how the hit was found")
     confidence: float | None = Field(default=None, description="0-1: how sure this hit is a match")
+    stale: StaleMark | None = Field(
+        default=None,
+        description="Set when code this memory cites changed or vanished; memory_update clears it",
+    )
 
 
 class Suggestion(ToolOutput):

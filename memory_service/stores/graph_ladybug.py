@@ -39,7 +39,7 @@ import decimal
 import json
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -76,6 +76,13 @@ UPSERT_EDGES = (
 )
 EDGES_OUT = "MATCH (n:`{label}`)-[e]->(m) WHERE n.id = $id RETURN label(e), label(m), m.id, e.props"
 EDGES_IN = "MATCH (n:`{label}`)<-[e]-(m) WHERE n.id = $id RETURN label(e), label(m), m.id, e.props"
+# Edges between nodes of {label} (by id) and any node of {other}: one statement per direction.
+EDGES_FROM_OTHER = (
+    "MATCH (m:`{other}`)-[e]->(n:`{label}`) WHERE n.id IN $ids RETURN label(e), m.id, n.id, e.props, true"
+)
+EDGES_TO_OTHER = (
+    "MATCH (m:`{other}`)<-[e]-(n:`{label}`) WHERE n.id IN $ids RETURN label(e), m.id, n.id, e.props, false"
+)
 # LadybugDB cannot DELETE an undirected match: one statement per direction.
 DELETE_EDGES_OUT = "MATCH (n:`{label}`)-[e]->() WHERE n.id = $id DELETE e"
 DELETE_EDGES_IN = "MATCH (n:`{label}`)<-[e]-() WHERE n.id = $id DELETE e"
@@ -314,6 +321,25 @@ class LadybugGraphStore:
         found = {(t, label, node_id, ol, oid): p for t, ol, oid, p in out}
         for t, ol, oid, p in inc:  # a self-loop is both outgoing and incoming: keep it once
             found.setdefault((t, ol, oid, label, node_id), p)
+        return [GraphEdge(*k, properties=_json_object(p) or {}) for k, p in found.items()]
+
+    def edges_between(self, other_label: str, nodes: Mapping[str, Sequence[str]]) -> list[GraphEdge]:
+        other = _ident(other_label, "label")
+        wanted = {_ident(label, "label"): list(dict.fromkeys(ids)) for label, ids in nodes.items() if ids}
+        with self._guard("edges_between") as conn:
+            if other not in self._node_labels or not self._rel_types:  # e.props binds to no table
+                return []
+            rows = [
+                (label, row)
+                for label, ids in wanted.items()
+                if label in self._node_labels
+                for statement in (EDGES_FROM_OTHER, EDGES_TO_OTHER)
+                for row in self._rows(conn, statement.format(other=other, label=label), {"ids": ids})
+            ]
+        found: dict[tuple[str, str, str, str, str], Any] = {}
+        for label, (t, oid, nid, props, inward) in rows:  # a self-loop (other == label) once
+            ends = (other, str(oid), label, str(nid)) if inward else (label, str(nid), other, str(oid))
+            found.setdefault((t, *ends), props)
         return [GraphEdge(*k, properties=_json_object(p) or {}) for k, p in found.items()]
 
     def related(

@@ -41,7 +41,7 @@ import logging
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -52,7 +52,13 @@ from memory_service.core.errors import MemoryServiceError, ServiceUnavailableErr
 from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, RelatedEntity
 from memory_service.stores import graph_neo4j_cypher as cy
 from memory_service.stores.cypher_guard import TOKEN, guard_cypher, ident
-from memory_service.stores.graph_neo4j_results import edges_from_rows, node_props, plain_rows, related_level
+from memory_service.stores.graph_neo4j_results import (
+    edges_from_rows,
+    json_object,
+    node_props,
+    plain_rows,
+    related_level,
+)
 from memory_service.stores.graph_rows import edge_rows, node_rows
 
 logger = logging.getLogger(__name__)
@@ -252,6 +258,21 @@ class Neo4jGraphStore:
     def edges_of(self, label: str, node_id: str) -> list[GraphEdge]:
         rows = self._read("edges_of", cy.EDGES_OF.format(label=ident(label, "label")), id=node_id)
         return edges_from_rows(label, node_id, rows)
+
+    def edges_between(self, other_label: str, nodes: Mapping[str, Sequence[str]]) -> list[GraphEdge]:
+        other = ident(other_label, "label")
+        wanted = {ident(label, "label"): list(dict.fromkeys(ids)) for label, ids in nodes.items() if ids}
+
+        def work(tx: neo4j.ManagedTransaction) -> list[GraphEdge]:
+            found: dict[tuple[str, str, str, str, str], Any] = {}
+            for label, ids in wanted.items():
+                for r in tx.run(cy.EDGES_BETWEEN.format(other=other, label=label), self._at(ids=ids)).data():
+                    mine, theirs = (label, str(r["id"])), (other, str(r["other"]))
+                    found.setdefault((r["type"], *(mine + theirs if r["out"] else theirs + mine)), r["props"])
+            return [GraphEdge(*k, properties=json_object(p) or {}) for k, p in found.items()]
+
+        with self._session("edges_between") as s:
+            return s.execute_read(work)
 
     def related(
         self, label: str, node_id: str, rel_types: Sequence[str] | None = None,

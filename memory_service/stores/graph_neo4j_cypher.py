@@ -28,6 +28,11 @@ EDGES_OF = (
     "MATCH (n:`{label}` {{ns: $namespace, id: $id}})-[e]-(m) RETURN type(e) AS type, "
     "startNode(e) = n AS out, head(labels(m)) AS label, m.id AS id, e.props AS props"
 )
+EDGES_BETWEEN = (
+    "MATCH (n:`{label}`) WHERE n.ns = $namespace AND n.id IN $ids MATCH (n)-[e]-(m:`{other}`) "
+    "WHERE m.ns = $namespace RETURN DISTINCT type(e) AS type, startNode(e) = n AS out, m.id AS other, "
+    "n.id AS id, e.props AS props"
+)
 DELETE_EDGES_OF = "MATCH (n:`{label}` {{ns: $namespace, id: $id}})-[e]-() DELETE e"
 DELETE_NODE = (
     "MATCH (n:`{label}` {{ns: $namespace, id: $id}}) OPTIONAL MATCH (n)-[e]-() "

@@ -6,8 +6,9 @@ from memory_service.tools.graph import GRAPH_TOOLS
 from memory_service.tools.index import INDEX_TOOLS
 from memory_service.tools.memory import MEMORY_TOOLS
 from memory_service.tools.search import SEARCH_TOOLS
+from memory_service.tools.trace import TRACE_TOOLS
 
 ALL_TOOLS = [*MEMORY_TOOLS, *SEARCH_TOOLS, *INDEX_TOOLS]
-ALL_TOOLS += [*EXPLAIN_TOOLS, *FEEDBACK_TOOLS, *GRAPH_TOOLS]
+ALL_TOOLS += [*EXPLAIN_TOOLS, *FEEDBACK_TOOLS, *GRAPH_TOOLS, *TRACE_TOOLS]
 
 __all__ = ["ALL_TOOLS"]

@@ -155,6 +155,26 @@ def test_edges_of_several_types_and_label_pairs(store: GraphStore) -> None:
     }
 
 
+def test_edges_between_nodes_and_one_label_both_ways(store: GraphStore) -> None:
+    assert store.edges_between("Memory", {"Function": ["f1"]}) == []  # no table at all yet
+    build_graph(store)
+    store.upsert_nodes([node("Class", "c1", name="Auth")])  # a label with no edge yet
+    store.upsert_edges(
+        [edge("CITES", M4, F1, note="x"), edge("CITES", M5, FILE1), edge("RELATES_TO", M5, F1)]
+    )
+    nodes = {"Function": ["f1", "f9"], "File": ["src/auth.py"], "Class": ["c1"]}
+    found = store.edges_between("Memory", nodes)
+    assert keys(found) == {
+        ("CITES", "Memory", "m4", "Function", "f1"),
+        ("RELATES_TO", "Memory", "m5", "Function", "f1"),
+        ("IMPLEMENTS", "Function", "f1", "Memory", "m1"),
+        ("CITES", "Memory", "m5", "File", "src/auth.py"),
+    }  # not CONTAINS between the File and the Function
+    assert next(e for e in found if e.source_id == "m4").properties == {"note": "x"}
+    assert store.edges_between("Memory", {"Function": [], "Nothing": ["x"]}) == []
+    assert store.edges_between("Nobody", {"Function": ["f1"]}) == []
+
+
 def test_edges_of_both_directions_with_properties(store: GraphStore) -> None:
     build_graph(store)
     edges = store.edges_of(*M1)

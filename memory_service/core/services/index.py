@@ -14,10 +14,12 @@ import logging
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from indexer import (
+    CodeUnit,
     FileIndex,
     iter_source_files,
     language_for_path,
@@ -31,9 +33,14 @@ from memory_service.core.errors import ValidationError
 from memory_service.core.index_schemas import IndexFileInput, IndexFileOutput
 from memory_service.core.jobs import JobContext
 from memory_service.core.models import utcnow
-from memory_service.core.ports import IndexedFile, IndexState, VectorPoint
-from memory_service.core.records import Stores
+from memory_service.core.ports import GraphEdge, IndexedFile, IndexState, VectorPoint
+from memory_service.core.records import MEMORY_LABEL, Stores
 from memory_service.core.services.paths import PathPolicy
+from memory_service.core.services.stale import code_changes
+
+# Told, after the indexer stored a change, which memory links touch code that changed or vanished
+# ({code id: change in words}); returns how many memories it flagged (services.stale.StaleMarker).
+CodeChangeHook = Callable[[list[GraphEdge], dict[str, str]], int]
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +55,7 @@ class CodeIndexer:
         paths: PathPolicy,
         project: str | None,
         batch_units: int = 512,
+        on_code_change: CodeChangeHook | None = None,
     ) -> None:
         self._stores = stores
         self._state = state
@@ -56,6 +64,7 @@ class CodeIndexer:
         self._batch_units = batch_units
         self._lock = threading.RLock()
         self._files: dict[str, FileIndex] | None = None  # every indexed file's parse, loaded lazily
+        self._on_code_change = on_code_change  # flags memories citing what changed (services.stale)
 
     # ------------------------------------------------------------------ entry points
 
@@ -162,6 +171,7 @@ class CodeIndexer:
             "files_unchanged",
             "files_failed",
             "files_with_parse_errors",
+            "memories_marked_stale",
             "units",
             "lines",
         ):
@@ -225,7 +235,9 @@ class CodeIndexer:
         stats["embed_seconds"] += time.perf_counter() - t0
         t0 = time.perf_counter()
         project = self._project()
-        old = [u for fi in files if (prev := project.get(fi.path)) for u in prev.units]
+        previous = {fi.path: project.get(fi.path) for fi in files}
+        old = [u for prev in previous.values() if prev for u in prev.units]
+        links = self._memory_links(old, [path for path, prev in previous.items() if prev])
         new_ids = {u.id for u in units}
         by_collection: dict[str, list[VectorPoint]] = defaultdict(list)
         for i, unit in enumerate(units):
@@ -248,7 +260,9 @@ class CodeIndexer:
             graph.delete_nodes(label, [u.id for u in old if cr.label_of(u) == label])
         graph.upsert_nodes([cr.file_node(fi) for fi in files] + [cr.unit_node(u) for u in units])
         labels = cr.labels_for(files)
-        graph.upsert_edges(cr.graph_edges([r for fi in files for r in fi.relations], labels))
+        # Replacing a unit's node dropped its edges: memories citing a unit still there keep citing it.
+        relink = [e for e in links if _code_end(e) in new_ids]
+        graph.upsert_edges(cr.graph_edges([r for fi in files for r in fi.relations], labels) + relink)
         now = utcnow().isoformat()
         self._state.put(
             [
@@ -269,6 +283,8 @@ class CodeIndexer:
             project[fi.path] = fi
         stats["files_indexed"] += len(files)
         stats["store_seconds"] += time.perf_counter() - t0
+        changes = {k: v for fi in files for k, v in code_changes(previous[fi.path], fi).items()}
+        stats["memories_marked_stale"] += self._report(links, changes)
 
     def _embed(self, texts: list[str]) -> list[list[float]] | None:
         embedder = self._stores.embedder
@@ -288,6 +304,8 @@ class CodeIndexer:
             return
         project = self._project()
         units = [u for k in keys if (fi := project.get(k)) for u in fi.units]
+        links = self._memory_links(units, [k for k in keys if k in project])
+        changes = {k: v for key in keys for k, v in code_changes(project.get(key), None).items()}
         for name in cr.CODE_COLLECTIONS:
             ids = [cr.point_id(u.id) for u in units if cr.collection_of(u) == name]
             if ids:
@@ -298,6 +316,23 @@ class CodeIndexer:
         self._state.delete(keys)
         for k in keys:
             project.pop(k, None)
+        self._report(links, changes)
+
+    def _memory_links(self, units: list[CodeUnit], files: list[str]) -> list[GraphEdge]:
+        """Edges between memories and these units and files (one read), before they are replaced."""
+        if self._on_code_change is None or not (units or files):
+            return []
+        ids: dict[str, list[str]] = {"Function": [], "Class": [], cr.FILE_LABEL: files}
+        for unit in units:
+            ids[cr.label_of(unit)].append(unit.id)
+        return self._stores.graph.edges_between(MEMORY_LABEL, ids)
+
+    def _report(self, links: list[GraphEdge], changes: dict[str, str]) -> int:
+        """Hand what changed to the hook; returns how many memories it flagged."""
+        hits = [e for e in links if _code_end(e) in changes]
+        if self._on_code_change is None or not hits:
+            return 0
+        return self._on_code_change(hits, changes)
 
     def _link(self, changed: set[str], stats: dict[str, Any], *, removed: bool = False) -> int:
         """Resolve CALLS/INHERITS for changed files and for the files that refer to their names."""
@@ -337,6 +372,11 @@ def _unreadable(key: str, reason: str) -> ValidationError:
         details={"field": "file_path", "provided": key, "reason": reason},
         suggestion="Check that the file is readable source code; other files are not affected.",
     )
+
+
+def _code_end(edge: GraphEdge) -> str:
+    """The id at the code end of an edge between a memory and a code node."""
+    return edge.target_id if edge.source_label == MEMORY_LABEL else edge.source_id
 
 
 def _under(key: str, prefix: str) -> bool:

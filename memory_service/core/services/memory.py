@@ -45,6 +45,7 @@ from memory_service.core.schemas import (
     MemoryUpdateOutput,
     RelationshipInput,
 )
+from memory_service.core.services.code_links import CODE_REFS, code_ref_edges
 from memory_service.core.services.graph_sync import (
     op_delete_edges_of,
     op_upsert_edges,
@@ -52,6 +53,7 @@ from memory_service.core.services.graph_sync import (
 )
 from memory_service.core.services.guards import check_metadata, normalise_relationship_type, parse_uuid
 from memory_service.core.services.kinds import PROBLEM_EDGE, check_problem_link
+from memory_service.core.services.linking import ReferenceLinker
 from memory_service.core.services.locks import KeyedLocks
 from memory_service.core.services.write_rules import (
     check_chain_keys_kept,
@@ -81,6 +83,7 @@ class MemoryService:
         self._scope = scope
         self._actor = actor
         self.locks = locks or KeyedLocks()  # shared with every service that writes a record back
+        self._linker = ReferenceLinker(stores.vectors, stores.graph)  # REQ ids, components, code
 
     @contextmanager
     def writing(self, *ids: tuple[str, str]) -> Iterator[list[str]]:
@@ -180,6 +183,12 @@ class MemoryService:
                     merged[key] = value
                     changed.append(f"metadata.{key}")
             new.metadata = check_metadata(record.type, merged, field="metadata")
+        cited: list[GraphEdge] = []
+        if f"metadata.{CODE_REFS}" in changed:  # newly cited code is linked; dropped refs stay linked
+            cited = code_ref_edges(self._stores.graph, new.id, new.metadata, field="metadata")
+        if record.stale is not None:  # an update is the agent's word that the memory holds again
+            new.stale = None
+            changed.append("stale")
         if not changed:
             return MemoryUpdateOutput(memory_id=record.id, status="updated", updated_fields=[])
         new.title = derive_title(new.content, new.metadata)
@@ -191,9 +200,12 @@ class MemoryService:
             or record.embedding_pending
             or thread_of(new) != thread_of(record)  # moved to another session: new context
         )
+        graph_ops = [op_upsert_nodes([memory_node(new)])]
+        if linked := cited + self._linker.edges([new]):  # additive: references dropped keep their edges
+            graph_ops.append(op_upsert_edges(linked))
         self._writer.write(
             [new],
-            graph_ops=[op_upsert_nodes([_node(new)])],
+            graph_ops=graph_ops,
             audit=[self._audit("update", new, {"updated_fields": changed})],
             reembed=reembed,
         )
@@ -257,6 +269,7 @@ class MemoryService:
             actor=self._actor,
         )
         edges = self._edges(record.id, relationships or [], prefix)
+        edges += code_ref_edges(self._stores.graph, record.id, meta, field=f"{prefix}metadata")
         if problem is not None:  # seed 002: a solution / failed tactic links to its problem
             edges.append(GraphEdge(PROBLEM_EDGE[record.type], MEMORY_LABEL, record.id, MEMORY_LABEL, problem))
         return record, edges
@@ -310,7 +323,9 @@ class MemoryService:
         ]
 
     def _graph_ops(self, records: list[MemoryRecord], edges: list[GraphEdge]) -> list[dict[str, Any]]:
-        ops = [op_upsert_nodes([_node(r) for r in records])]
+        """Upsert the records' nodes, then their explicit edges and those their references make."""
+        ops = [op_upsert_nodes([memory_node(r) for r in records])]
+        edges = edges + self._linker.edges(records)
         if edges:
             ops.append(op_upsert_edges(edges))
         return ops
@@ -320,8 +335,12 @@ class MemoryService:
         return AuditEvent(operation, "memory", record.id, self._actor, {**details, **(extra or {})})
 
 
-def _node(record: MemoryRecord) -> GraphNode:
-    return GraphNode(MEMORY_LABEL, record.id, {"name": record.title or "", "type": record.type})
+def memory_node(record: MemoryRecord) -> GraphNode:
+    """The record's graph node; a stale one says why (get_related shows node properties)."""
+    props: dict[str, Any] = {"name": record.title or "", "type": record.type}
+    if record.stale is not None:
+        props["stale"] = record.stale.reason
+    return GraphNode(MEMORY_LABEL, record.id, props)
 
 
 def _tags(metadata: dict[str, Any]) -> list[str]:

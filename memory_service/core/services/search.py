@@ -226,4 +226,5 @@ def _result(cand: Candidate, lexical: bool) -> SearchResult:
         created_at=record.created_at.isoformat(),
         route_used=cand.route_used,
         confidence=cand.confidence,
+        stale=record.stale,
     )

@@ -64,6 +64,16 @@ function buildCases(sourceFile) {
             type: 'problem',
             content: 'Large orders were captured before anyone approved them.',
         }), (s, r) => { s.problem = r.memory_id; }),
+        ok('memory_add', 'requirement', () => ({
+            type: 'requirements',
+            content: 'Orders over 1000 EUR need an approval before capture.',
+            metadata: { requirement_id: 'REQ-ORD-001', title: 'Order approval' },
+        })),
+        ok('memory_add', 'component', () => ({
+            type: 'component',
+            content: 'The approvals workflow; implements REQ-ORD-001.',
+            metadata: { component_id: 'approvals', name: 'Approvals' },
+        })),
         bad('memory_add', 'missing content', 'VAL_MISSING_FIELD', () => ({ type: 'design' })),
         bad('memory_add', 'unknown relationship target', 'NF_RELATIONSHIP_TARGET', () => ({
             type: 'design',
@@ -175,6 +185,16 @@ function buildCases(sourceFile) {
 
         ok('get_related', 'design, two hops', (s) => ({ entity_id: need(s, 'design'), depth: 2 })),
         bad('get_related', 'unknown entity', 'NF_ENTITY', () => ({ entity_id: 'no_such_entity' })),
+
+        ok('trace_requirements', 'by requirement id', () => ({ requirement_id: 'REQ-ORD-001' })),
+        bad('trace_requirements', 'unknown requirement', 'NF_REQUIREMENT', () => ({
+            requirement_id: 'REQ-NOPE-999',
+        })),
+
+        ok('get_design_context', 'with code', () => ({ component_id: 'approvals', include_code: true })),
+        bad('get_design_context', 'unknown component', 'NF_COMPONENT', () => ({
+            component_id: 'no_such_component',
+        })),
 
         ok('memory_delete', 'design', (s) => ({ memory_id: need(s, 'design') })),
         bad('memory_delete', 'already deleted', 'NF_MEMORY', (s) => ({ memory_id: need(s, 'design') })),

@@ -1,0 +1,183 @@
+"""get_design_context: a component's requirements, design, patterns, neighbours and code.
+
+The component is a ``component`` memory. Its one-hop graph neighbourhood gives requirements
+(requirement memories it IMPLEMENTS or that name it), design documents (DOCUMENTED_IN), patterns
+(FOLLOWS_PATTERN) and its code (File/Function/Class it CONTAINS). Dependencies and dependents are
+component memories linked by DEPENDS_ON (out and in), then code relations between its code and
+other components' code: CALLS between units, and IMPORTS of a module whose path matches another
+component's file (``billing.ledger`` or ``./ledger`` matches ``.../billing/ledger.py``).
+"""
+
+from __future__ import annotations
+
+from memory_service.core.code_records import CODE_COLLECTIONS, FILE_LABEL
+from memory_service.core.models import MemoryRecord, MemoryType
+from memory_service.core.ports import GraphStore, PayloadFilter, RelatedEntity, VectorStore
+from memory_service.core.records import MEMORY_LABEL
+from memory_service.core.services.linking import MemoryCatalog
+from memory_service.core.services.lookup import excerpt, find_component, load_records
+from memory_service.core.services.trace import design_document, requirement_ref
+from memory_service.core.trace_schemas import (
+    CodeItem,
+    DependencyItem,
+    DesignContextInput,
+    DesignContextOutput,
+    DesignDocument,
+    PatternItem,
+    RequirementRef,
+)
+
+UNIT_LABELS = ("Function", "Class")
+MAX_UNITS = 500
+
+
+class DesignContextService:
+    def __init__(self, vectors: VectorStore, graph: GraphStore) -> None:
+        self._vectors = vectors
+        self._graph = graph
+
+    def context(self, request: DesignContextInput) -> DesignContextOutput:
+        """Raises: NotFoundError (NF_COMPONENT) when no component has that id or name."""
+        comp, catalog = find_component(self._vectors, request.component_id)
+        near = self._graph.related(MEMORY_LABEL, comp.id, None, "BOTH", 1, limit=500)
+        memories = load_records(self._vectors, [e.id for e in near if e.label == MEMORY_LABEL])
+        reqs: list[RequirementRef] = []
+        designs: list[DesignDocument] = []
+        patterns: list[PatternItem] = []
+        deps: list[DependencyItem] = []
+        dependents: list[DependencyItem] = []
+        for e in near:
+            m = memories.get(e.id)
+            if m is None:
+                continue
+            if m.type == MemoryType.REQUIREMENTS:
+                reqs.append(requirement_ref(m))
+            elif m.type == MemoryType.DESIGN:
+                designs.append(design_document(m))
+            elif m.type == MemoryType.CODE_PATTERN:
+                usage = m.metadata.get("usage_context")
+                usage_text = str(usage) if usage else None
+                patterns.append(PatternItem(name=m.title or m.id, usage_context=usage_text, memory_id=m.id))
+            elif m.type == MemoryType.COMPONENT and e.relationship == "DEPENDS_ON":
+                item = _dependency(m, "DEPENDS_ON", None)
+                (deps if e.direction == "OUTGOING" else dependents).append(item)
+        files, units = self._code_of(comp.id)
+        code_deps, code_dependents = self._code_relations(comp, catalog, files, units)
+        out = DesignContextOutput(
+            component=_component_view(comp, sorted(files)),
+            requirements=sorted(reqs, key=lambda r: (r.requirement_id or "", r.memory_id)),
+            design_documents=sorted(designs, key=lambda d: (d.title or "", d.memory_id)),
+            patterns=sorted(patterns, key=lambda p: (p.name, p.memory_id)),
+            dependencies=_merge(deps, code_deps),
+            dependents=_merge(dependents, code_dependents),
+        )
+        if request.include_code:
+            out.code = self._signatures(files, units)
+        return out
+
+    def _code_of(self, memory_id: str) -> tuple[set[str], set[str]]:
+        """The files a component CONTAINS (with their units' files) and its units' ids."""
+        code = self._graph.related(MEMORY_LABEL, memory_id, ["CONTAINS"], "OUTGOING", 1, limit=MAX_UNITS)
+        files = {c.id for c in code if c.label == FILE_LABEL}
+        units = {c.id for c in code if c.label in UNIT_LABELS}
+        files |= {str(c.properties["file_path"]) for c in code if c.properties.get("file_path")}
+        return files, units
+
+    def _units_in(self, files: set[str], units: set[str]) -> list[RelatedEntity]:
+        found: list[RelatedEntity] = []
+        for path in sorted(files):
+            found += self._graph.related(FILE_LABEL, path, ["CONTAINS"], "OUTGOING", 2, limit=MAX_UNITS)
+        return [u for u in found if u.label in UNIT_LABELS]
+
+    def _code_relations(
+        self, comp: MemoryRecord, catalog: MemoryCatalog, files: set[str], units: set[str]
+    ) -> tuple[list[DependencyItem], list[DependencyItem]]:
+        """CALLS and IMPORTS between this component's code and each other component's."""
+        owner: dict[str, MemoryRecord] = {}  # file path -> the other component containing it
+        for other in catalog.records.values():
+            if other.type == MemoryType.COMPONENT and other.id != comp.id:
+                for path in self._code_of(other.id)[0]:
+                    owner.setdefault(path, other)
+        if not owner or not files:
+            return [], []
+        deps: list[DependencyItem] = []
+        dependents: list[DependencyItem] = []
+        for unit in self._units_in(files, units):
+            for hop in self._graph.related(unit.label, unit.id, ["CALLS"], "BOTH", 1, limit=100):
+                callee = owner.get(str(hop.properties.get("file_path", "")))
+                if callee is None:
+                    continue
+                if hop.direction == "OUTGOING":
+                    deps.append(_dependency(callee, "CALLS", f"{unit.name} -> {hop.name}"))
+                else:
+                    dependents.append(_dependency(callee, "CALLS", f"{hop.name} -> {unit.name}"))
+        for path in sorted(files):
+            for mod in self._graph.related(FILE_LABEL, path, ["IMPORTS"], "OUTGOING", 1, limit=100):
+                for other_path, other in owner.items():
+                    if module_matches(mod.id, other_path):
+                        deps.append(_dependency(other, "IMPORTS", f"{path} imports {mod.id}"))
+        for other_path, other in sorted(owner.items()):
+            for mod in self._graph.related(FILE_LABEL, other_path, ["IMPORTS"], "OUTGOING", 1, limit=100):
+                for path in sorted(files):
+                    if module_matches(mod.id, path):
+                        dependents.append(_dependency(other, "IMPORTS", f"{other_path} imports {mod.id}"))
+        return deps, dependents
+
+    def _signatures(self, files: set[str], units: set[str]) -> list[CodeItem]:
+        """Signatures from the code index: every unit of the files, and the units linked alone."""
+        unit_files = {u.split("::", 1)[0] for u in units}
+        items: list[CodeItem] = []
+        for name in CODE_COLLECTIONS:
+            for path in sorted(files | unit_files):
+                flt = PayloadFilter(equals={"file_path": path})
+                points, _ = self._vectors.scroll(name, flt, limit=MAX_UNITS)
+                for p in points:
+                    d = p.payload
+                    if path in files or d.get("unit_id") in units:
+                        items.append(
+                            CodeItem(
+                                name=d["qualified_name"],
+                                kind=d.get("subkind") or d.get("kind") or "",
+                                signature=d.get("signature", ""),
+                                file_path=d["file_path"],
+                                start_line=d.get("start_line"),
+                            )
+                        )
+        return sorted(items, key=lambda c: (c.file_path, c.start_line or 0, c.name))
+
+
+def module_matches(module: str, path: str) -> bool:
+    """Whether an imported module name denotes this file (dotted or relative, extension-free)."""
+    relative = module.startswith(".")
+    name = module.lstrip("./")
+    if not name:
+        return False
+    if not relative:
+        name = name.replace(".", "/")
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    return stem == name or stem.endswith("/" + name)
+
+
+def _dependency(m: MemoryRecord, via: str, detail: str | None) -> DependencyItem:
+    cid = m.metadata.get("component_id") or m.metadata.get("name") or m.id
+    return DependencyItem(component_id=str(cid), name=m.title, memory_id=m.id, via=via, detail=detail)
+
+
+def _merge(*groups: list[DependencyItem]) -> list[DependencyItem]:
+    seen: dict[tuple[str, str, str | None], DependencyItem] = {}
+    for item in (i for g in groups for i in g):
+        seen.setdefault((item.memory_id, item.via, item.detail), item)
+    return sorted(seen.values(), key=lambda i: (i.component_id, i.via, i.detail or ""))
+
+
+def _component_view(m: MemoryRecord, files: list[str]) -> dict[str, object]:
+    meta = m.metadata
+    return {
+        "memory_id": m.id,
+        "component_id": meta.get("component_id") or meta.get("name") or m.id,
+        "name": m.title,
+        "component_type": meta.get("component_type"),
+        "file_path": meta.get("file_path"),
+        "files": files,
+        "description": excerpt(m.content),
+    }

@@ -1,0 +1,95 @@
+"""Finding a requirement or a component memory by what a user calls it, for the trace tools."""
+
+from __future__ import annotations
+
+import difflib
+import uuid
+from collections.abc import Iterable
+
+from memory_service.core.errors import NotFoundError
+from memory_service.core.models import MemoryRecord, MemoryType
+from memory_service.core.ports import VectorStore
+from memory_service.core.records import MEMORIES, from_payload
+from memory_service.core.services.linking import MemoryCatalog
+
+EXCERPT_CHARS = 240
+
+
+def load_records(vectors: VectorStore, ids: Iterable[str]) -> dict[str, MemoryRecord]:
+    """Active memories by id; unknown and deleted ids are left out."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    records = (from_payload(p.payload) for p in vectors.retrieve(MEMORIES, wanted))
+    return {r.id: r for r in records if r.is_active}
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def find_requirement(vectors: VectorStore, key: str) -> MemoryRecord:
+    """The requirement memory a REQ id (its latest, when several carry it) or memory id names.
+
+    Raises:
+        NotFoundError: NF_REQUIREMENT, with the closest known ids as the suggestion.
+    """
+    catalog = MemoryCatalog.load(vectors)
+    record = _by_memory_id(vectors, key, MemoryType.REQUIREMENTS)
+    ids = catalog.requirement(key)
+    if record is None and ids:
+        record = catalog.records[ids[-1]]
+    if record is None:
+        known = sorted(catalog.requirements)
+        raise NotFoundError(
+            f"No requirement '{key}'",
+            code="NF_REQUIREMENT",
+            details={"field": "requirement_id", "provided": key, "known": known[:20]},
+            suggestion=_suggest(key.upper(), known, "requirement ids")
+            + "A requirement is a memory of type requirements with metadata.requirement_id "
+            "(memory_add); its memory id works too.",
+        )
+    return record
+
+
+def find_component(vectors: VectorStore, key: str) -> tuple[MemoryRecord, MemoryCatalog]:
+    """The component memory a component_id, name or memory id names, and the catalog it was in.
+
+    Raises:
+        NotFoundError: NF_COMPONENT, with the closest known names as the suggestion.
+    """
+    catalog = MemoryCatalog.load(vectors)
+    record = _by_memory_id(vectors, key, MemoryType.COMPONENT)
+    ids = catalog.component(key)
+    if record is None and ids:
+        record = catalog.records[ids[-1]]
+    if record is None:
+        known = sorted(catalog.components)
+        raise NotFoundError(
+            f"No component '{key}'",
+            code="NF_COMPONENT",
+            details={"field": "component_id", "provided": key, "known": known[:20]},
+            suggestion=_suggest(key.lower(), known, "components")
+            + "A component is a memory of type component with metadata.component_id or name "
+            "(memory_add); its memory id works too.",
+        )
+    return record, catalog
+
+
+def _by_memory_id(vectors: VectorStore, key: str, memory_type: str) -> MemoryRecord | None:
+    try:
+        mid = str(uuid.UUID(key.strip()))
+    except ValueError:
+        return None
+    record = load_records(vectors, [mid]).get(mid)
+    return record if record is not None and record.type == memory_type else None
+
+
+def _suggest(key: str, known: list[str], what: str) -> str:
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.5)
+    if close:
+        return f"Did you mean {', '.join(close)}? "
+    if known:
+        return f"Known {what}: {', '.join(known[:10])}. "
+    return f"No {what} are stored yet. "
