@@ -19,10 +19,12 @@ from memory_service.core.models import MemoryStatus, MemoryType, Scope
 from memory_service.core.ports import ComponentHealth, PayloadFilter
 from memory_service.core.records import MEMORIES, Stores, memories_collection
 from memory_service.core.services.code_search import CodeSearch
+from memory_service.core.services.consistency import ConsistencyService
 from memory_service.core.services.design_context import DesignContextService
 from memory_service.core.services.embedding_refresh import EmbeddingRefresher
 from memory_service.core.services.explain import ExplainService
 from memory_service.core.services.feedback import FeedbackService
+from memory_service.core.services.fix_validation import FixValidationService
 from memory_service.core.services.graph_sync import GraphSync
 from memory_service.core.services.graph_tools import GraphToolsService
 from memory_service.core.services.index import CodeIndexer
@@ -61,6 +63,8 @@ class Services:
     graph: GraphToolsService
     trace: TraceService
     design: DesignContextService
+    consistency: ConsistencyService
+    fix: FixValidationService
     lock: OwnerLock
     _housekeeper: Housekeeper | None = field(default=None, repr=False)
 
@@ -179,6 +183,8 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
         ),
         trace=TraceService(stores.vectors, stores.graph, stores.sparse),
         design=DesignContextService(stores.vectors, stores.graph),
+        consistency=ConsistencyService(stores.vectors, stores.graph),
+        fix=FixValidationService(stores.vectors, stores.graph),
         lock=lock,
     )
     writer.drain_quietly()

@@ -1,5 +1,6 @@
 """The MCP surface: one module per tool category, each a list of ToolSpecs."""
 
+from memory_service.tools.consistency import CONSISTENCY_TOOLS
 from memory_service.tools.explain import EXPLAIN_TOOLS
 from memory_service.tools.feedback import FEEDBACK_TOOLS
 from memory_service.tools.graph import GRAPH_TOOLS
@@ -9,6 +10,6 @@ from memory_service.tools.search import SEARCH_TOOLS
 from memory_service.tools.trace import TRACE_TOOLS
 
 ALL_TOOLS = [*MEMORY_TOOLS, *SEARCH_TOOLS, *INDEX_TOOLS]
-ALL_TOOLS += [*EXPLAIN_TOOLS, *FEEDBACK_TOOLS, *GRAPH_TOOLS, *TRACE_TOOLS]
+ALL_TOOLS += [*EXPLAIN_TOOLS, *FEEDBACK_TOOLS, *GRAPH_TOOLS, *TRACE_TOOLS, *CONSISTENCY_TOOLS]
 
 __all__ = ["ALL_TOOLS"]

@@ -76,12 +76,7 @@ class DesignContextService:
         return out
 
     def _code_of(self, memory_id: str) -> tuple[set[str], set[str]]:
-        """The files a component CONTAINS (with their units' files) and its units' ids."""
-        code = self._graph.related(MEMORY_LABEL, memory_id, ["CONTAINS"], "OUTGOING", 1, limit=MAX_UNITS)
-        files = {c.id for c in code if c.label == FILE_LABEL}
-        units = {c.id for c in code if c.label in UNIT_LABELS}
-        files |= {str(c.properties["file_path"]) for c in code if c.properties.get("file_path")}
-        return files, units
+        return component_code(self._graph, memory_id)
 
     def _units_in(self, files: set[str], units: set[str]) -> list[RelatedEntity]:
         found: list[RelatedEntity] = []
@@ -144,6 +139,15 @@ class DesignContextService:
                             )
                         )
         return sorted(items, key=lambda c: (c.file_path, c.start_line or 0, c.name))
+
+
+def component_code(graph: GraphStore, memory_id: str) -> tuple[set[str], set[str]]:
+    """The files a component CONTAINS (with their units' files) and its units' ids."""
+    code = graph.related(MEMORY_LABEL, memory_id, ["CONTAINS"], "OUTGOING", 1, limit=MAX_UNITS)
+    files = {c.id for c in code if c.label == FILE_LABEL}
+    units = {c.id for c in code if c.label in UNIT_LABELS}
+    files |= {str(c.properties["file_path"]) for c in code if c.properties.get("file_path")}
+    return files, units
 
 
 def module_matches(module: str, path: str) -> bool:

@@ -196,6 +196,19 @@ function buildCases(sourceFile) {
             component_id: 'no_such_component',
         })),
 
+        ok('check_consistency', 'component', () => ({ component_id: 'approvals' })),
+        bad('check_consistency', 'unknown component', 'NF_COMPONENT', () => ({
+            component_id: 'no_such_component',
+        })),
+
+        ok('validate_fix', 'fix for a requirement', () => ({
+            fix_description: 'Check the approval before capture (REQ-ORD-001).',
+            component_id: 'approvals',
+        })),
+        bad('validate_fix', 'missing fix description', 'VAL_MISSING_FIELD', () => ({
+            component_id: 'approvals',
+        })),
+
         ok('memory_delete', 'design', (s) => ({ memory_id: need(s, 'design') })),
         bad('memory_delete', 'already deleted', 'NF_MEMORY', (s) => ({ memory_id: need(s, 'design') })),
         bad('memory_delete', 'not a uuid', 'VAL_INVALID_UUID', () => ({ memory_id: 'nope' })),
