@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,9 @@ from mcp.types import CallToolResult
 
 from memory_service.server import build_server
 from memory_service.settings import EmbeddingSettings, Settings
-from tests.conftest import PROFILE, SERVERS, profile_settings, require_model
+from tests.conftest import PROFILE, REPO, SERVERS, profile_settings, require_model
+
+TRACE_PROJECT = REPO / "tests" / "fixtures" / "traceproject"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -70,3 +74,18 @@ async def call_error(client: Client, tool: str, args: Any) -> dict[str, Any]:
     assert set(error) >= {"code", "message", "details", "suggestion"}
     assert error["message"] and error["suggestion"], error
     return error
+
+
+@asynccontextmanager
+async def fixture_project(
+    tmp_path_factory: pytest.TempPathFactory, name: str, memories: list[tuple[str, dict[str, Any]]]
+) -> AsyncIterator[tuple[Client, dict[str, str]]]:
+    """A server on a copy of tests/fixtures/traceproject, indexed, with ``memories`` added; yields
+    the client and the memory ids by key."""
+    root = tmp_path_factory.mktemp(name)
+    shutil.copytree(TRACE_PROJECT, root, dirs_exist_ok=True)
+    async with Client(build_server(make_settings(root, require_model()))) as client:
+        job = await call_ok(client, "index_directory", {"directory_path": ".", "wait": True})
+        assert job["job"]["status"] == "completed", job
+        ids = {key: (await call_ok(client, "memory_add", body))["memory_id"] for key, body in memories}
+        yield client, ids

@@ -7,20 +7,15 @@ are written through memory_add, so every link read here was made by reference ex
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from mcp import Client
 
-from memory_service.server import build_server
-from tests.conftest import REPO, require_model
-from tests.e2e.conftest import call_error, call_ok, make_settings
+from tests.e2e.conftest import call_error, call_ok, fixture_project
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
-
-FIXTURE = REPO / "tests" / "fixtures" / "traceproject"
 
 
 def _component(cid: str, path: str) -> dict[str, Any]:
@@ -52,13 +47,8 @@ MEMORIES: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.fixture(scope="module")
 async def stores(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Client, dict[str, str]]]:
-    root = tmp_path_factory.mktemp("consistency")
-    shutil.copytree(FIXTURE, root, dirs_exist_ok=True)
-    async with Client(build_server(make_settings(root, require_model()))) as client:
-        job = await call_ok(client, "index_directory", {"directory_path": ".", "wait": True})
-        assert job["job"]["status"] == "completed", job
-        ids = {key: (await call_ok(client, "memory_add", body))["memory_id"] for key, body in MEMORIES}
-        yield client, ids
+    async with fixture_project(tmp_path_factory, "consistency", MEMORIES) as project:
+        yield project
 
 
 async def test_following_component_scores_higher(stores: tuple[Client, dict[str, str]]) -> None:

@@ -7,7 +7,6 @@ extraction at write time (docs/relationships.md), none by hand.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,13 +14,11 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from memory_service.server import build_server
-from tests.conftest import REPO, require_model
-from tests.e2e.conftest import call_error, call_ok, make_settings
+from tests.e2e.conftest import TRACE_PROJECT, call_error, call_ok, fixture_project
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
-FIXTURE = REPO / "tests" / "fixtures" / "traceproject"
+FIXTURE = TRACE_PROJECT
 LEDGER_PY = "billing/ledger.py"
 POST_ENTRY = f"{LEDGER_PY}::post_entry#function"
 
@@ -60,13 +57,8 @@ MEMORIES: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.fixture(scope="module")
 async def traced(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Client, dict[str, str]]]:
-    root = tmp_path_factory.mktemp("trace")
-    shutil.copytree(FIXTURE, root, dirs_exist_ok=True)
-    async with Client(build_server(make_settings(root, require_model()))) as client:
-        job = await call_ok(client, "index_directory", {"directory_path": ".", "wait": True})
-        assert job["job"]["status"] == "completed", job
-        ids = {key: (await call_ok(client, "memory_add", body))["memory_id"] for key, body in MEMORIES}
-        yield client, ids
+    async with fixture_project(tmp_path_factory, "trace", MEMORIES) as project:
+        yield project
 
 
 async def test_trace_finds_implementations_design_and_tests(traced: tuple[Client, dict[str, str]]) -> None:

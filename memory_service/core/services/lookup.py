@@ -36,20 +36,13 @@ def find_requirement(vectors: VectorStore, key: str) -> MemoryRecord:
         NotFoundError: NF_REQUIREMENT, with the closest known ids as the suggestion.
     """
     catalog = MemoryCatalog.load(vectors)
-    record = _by_memory_id(vectors, key, MemoryType.REQUIREMENTS)
-    ids = catalog.requirement(key)
-    if record is None and ids:
-        record = catalog.records[ids[-1]]
+    record = _find(vectors, key, MemoryType.REQUIREMENTS, catalog.requirement(key), catalog)
     if record is None:
-        known = sorted(catalog.requirements)
-        raise NotFoundError(
-            f"No requirement '{key}'",
-            code="NF_REQUIREMENT",
-            details={"field": "requirement_id", "provided": key, "known": known[:20]},
-            suggestion=_suggest(key.upper(), known, "requirement ids")
-            + "A requirement is a memory of type requirements with metadata.requirement_id "
-            "(memory_add); its memory id works too.",
-        )
+        raise _not_found(
+            key, "NF_REQUIREMENT", "requirement", "requirement_id", key.upper(), sorted(catalog.requirements),
+            "A requirement is a memory of type requirements with metadata.requirement_id (memory_add); "
+            "its memory id works too.",
+        )  # fmt: skip
     return record
 
 
@@ -60,21 +53,36 @@ def find_component(vectors: VectorStore, key: str) -> tuple[MemoryRecord, Memory
         NotFoundError: NF_COMPONENT, with the closest known names as the suggestion.
     """
     catalog = MemoryCatalog.load(vectors)
-    record = _by_memory_id(vectors, key, MemoryType.COMPONENT)
-    ids = catalog.component(key)
-    if record is None and ids:
-        record = catalog.records[ids[-1]]
+    record = _find(vectors, key, MemoryType.COMPONENT, catalog.component(key), catalog)
     if record is None:
-        known = sorted(catalog.components)
-        raise NotFoundError(
-            f"No component '{key}'",
-            code="NF_COMPONENT",
-            details={"field": "component_id", "provided": key, "known": known[:20]},
-            suggestion=_suggest(key.lower(), known, "components")
-            + "A component is a memory of type component with metadata.component_id or name "
-            "(memory_add); its memory id works too.",
-        )
+        raise _not_found(
+            key, "NF_COMPONENT", "component", "component_id", key.lower(), sorted(catalog.components),
+            "A component is a memory of type component with metadata.component_id or name (memory_add); "
+            "its memory id works too.",
+        )  # fmt: skip
     return record, catalog
+
+
+def _find(
+    vectors: VectorStore, key: str, memory_type: str, named: list[str], catalog: MemoryCatalog
+) -> MemoryRecord | None:
+    """By memory id first, else the latest memory carrying the name."""
+    record = _by_memory_id(vectors, key, memory_type)
+    if record is None and named:
+        record = catalog.records[named[-1]]
+    return record
+
+
+def _not_found(
+    key: str, code: str, what: str, field: str, normalised: str, known: list[str], how: str
+) -> NotFoundError:
+    return NotFoundError(
+        f"No {what} '{key}'",
+        code=code,
+        details={"field": field, "provided": key, "known": known[:20]},
+        suggestion=_suggest(normalised, known, f"{what}s" if what != "requirement" else "requirement ids")
+        + how,
+    )
 
 
 def _by_memory_id(vectors: VectorStore, key: str, memory_type: str) -> MemoryRecord | None:
