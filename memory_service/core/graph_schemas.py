@@ -1,8 +1,8 @@
 """graph_query and get_related inputs and outputs (seed 001 §4.2.2), with a few optional extras.
 
 graph_query adds ``limit`` (the row cap) and reports ``row_count`` and ``truncated``; get_related
-adds ``limit``, the resolved start ``entity``, and per result the entity's ``kind`` and the last
-hop's ``direction``.
+adds ``limit``, the resolved start ``entity``, and per result the entity's ``kind``, the last
+hop's ``direction`` and ``path_relationships`` (every hop's type, from the start).
 """
 
 from __future__ import annotations
@@ -66,6 +66,11 @@ class RelatedItem(ToolOutput):
     relationship: str = Field(description="Type of the last hop of a shortest path to the entity")
     direction: Literal["OUTGOING", "INCOMING"] = Field(description="Direction of that last hop")
     distance: int = Field(description="Hops from the start entity")
+    path_relationships: list[str] = Field(
+        default_factory=list,
+        description="Relationship types of the whole path from the start entity, in order: one per hop "
+        "(as many as distance; the last is relationship)",
+    )
 
 
 class GetRelatedOutput(ToolOutput):

@@ -189,7 +189,10 @@ class GraphEdge:
 
 @dataclass(frozen=True)
 class RelatedEntity:
-    """One entity reached by a traversal, with the edge type that reached it and the hop count."""
+    """One entity reached by a traversal, with the edge type that reached it and the hop count.
+
+    ``path`` holds the relationship types of the whole path from the start to the entity, in
+    order, one per hop (``len(path) == distance``; its last item is ``relationship``)."""
 
     id: str
     label: str
@@ -198,6 +201,7 @@ class RelatedEntity:
     direction: Literal["OUTGOING", "INCOMING"]
     distance: int
     properties: dict[str, Any] = field(default_factory=dict)
+    path: list[str] = field(default_factory=list)
 
 
 @runtime_checkable

@@ -97,8 +97,9 @@ COUNT_NODES = "MATCH (n) RETURN label(n), count(*)"
 RELATED = (
     "MATCH (s:`{label}`) WHERE s.id = $id "
     "MATCH p = (s){left}-[{types}* SHORTEST 1..{depth}]-{right}(x) WHERE id(x) <> id(s) "
-    "WITH x, length(p) AS d, rels(p)[length(p)] AS last "
-    "RETURN x.id, label(x), x.name, x.type, x.props, d, label(last), end_node(last) = id(x) "
+    "WITH x, length(p) AS d, rels(p) AS hops "
+    "RETURN x.id, label(x), x.name, x.type, x.props, d, label(hops[d]), end_node(hops[d]) = id(x), "
+    "list_transform(hops, r -> label(r)) "
     "ORDER BY d, label(x), x.id LIMIT $limit"
 )
 FIND_BY_ID = "MATCH (n:`{label}`) WHERE n.id = $key RETURN n.id, n.name, n.type, n.props LIMIT $limit"
@@ -350,7 +351,8 @@ class LadybugGraphStore:
 
         ``relationship`` and ``direction`` describe the *last* hop into the entity as walked from
         the start: OUTGOING when that edge points at the entity (at depth 1: relative to the start).
-        When several paths are equally short, one of them is reported. Ordered by distance.
+        ``path`` lists the relationship types of every hop from the start, in order. When several
+        paths are equally short, one of them is reported. Ordered by distance.
         """
         _ident(label, "label")
         wanted = [_ident(t, "relationship type") for t in rel_types or ()]
@@ -371,8 +373,9 @@ class LadybugGraphStore:
             rows = self._rows(conn, cypher, {"id": node_id, "limit": limit})
         return [
             RelatedEntity(xid, xlabel, name, rel, "OUTGOING" if forward else "INCOMING", d,
-                          {**({"type": typ} if typ is not None else {}), **(_json_object(props) or {})})
-            for xid, xlabel, name, typ, props, d, rel, forward in rows
+                          {**({"type": typ} if typ is not None else {}), **(_json_object(props) or {})},
+                          [str(t) for t in path])
+            for xid, xlabel, name, typ, props, d, rel, forward, path in rows
         ]  # fmt: skip
 
     def find_nodes(self, labels: Sequence[str], key: str, limit: int = 10) -> list[GraphNode]:

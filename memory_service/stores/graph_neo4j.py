@@ -281,9 +281,10 @@ class Neo4jGraphStore:
         """Entities within ``depth`` hops (start excluded), each once, at its shortest distance.
 
         ``relationship`` and ``direction`` describe the *last* hop into the entity as walked from
-        the start: OUTGOING when that edge points at the entity. When several equally short paths
-        reach it, the smallest (type, direction) of their last hops is reported. Ordered by
-        distance, then label and id.
+        the start: OUTGOING when that edge points at the entity. ``path`` lists the relationship
+        types of every hop from the start, in order. When several equally short paths reach it,
+        the smallest (type, direction) of their last hops is reported (then the smallest path).
+        Ordered by distance, then label and id.
         """
         start = cy.START.format(label=ident(label, "label"))
         types = [ident(t, "relationship type") for t in rel_types or ()]
@@ -302,10 +303,12 @@ class Neo4jGraphStore:
             found: list[RelatedEntity] = []
             frontier = [r["eid"] for r in tx.run(start, self._at(id=node_id))]
             seen = set(frontier)
+            paths: dict[str, list[str]] = {eid: [] for eid in frontier}
             for d in range(1, depth + 1):
                 if not frontier or len(found) >= limit:
                     break
-                level, frontier = related_level(tx.run(hop, frontier=frontier, seen=list(seen)).data(), d)
+                rows = tx.run(hop, frontier=frontier, seen=list(seen)).data()
+                level, frontier = related_level(rows, d, paths)
                 found += level
                 seen.update(frontier)
             return found[:limit]

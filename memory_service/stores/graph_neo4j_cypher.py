@@ -48,8 +48,9 @@ DELETE_NODES = (
 START = "MATCH (s:`{label}` {{ns: $namespace, id: $id}}) RETURN elementId(s) AS eid"
 HOP = (
     "UNWIND $frontier AS f MATCH (a) WHERE elementId(a) = f MATCH (a){left}-[e{types}]-{right}(b) "
-    "WHERE NOT elementId(b) IN $seen RETURN elementId(b) AS eid, b.id AS id, head(labels(b)) AS label, "
-    "b.name AS name, b.type AS type, b.props AS props, type(e) AS rel, endNode(e) = b AS forward"
+    "WHERE NOT elementId(b) IN $seen RETURN f AS src, elementId(b) AS eid, b.id AS id, "
+    "head(labels(b)) AS label, b.name AS name, b.type AS type, b.props AS props, type(e) AS rel, "
+    "endNode(e) = b AS forward"
 )  # the frontier starts at START, in the namespace
 FIND_BY_ID = (
     "MATCH (n:`{label}` {{ns: $namespace, id: $key}}) RETURN n.id AS id, n.name AS name, n.type AS type, "

@@ -45,20 +45,26 @@ def edges_from_rows(label: str, node_id: str, rows: list[dict[str, Any]]) -> lis
     return [GraphEdge(*k, properties=json_object(p) or {}) for k, p in found.items()]
 
 
-def related_level(rows: list[dict[str, Any]], distance: int) -> tuple[list[RelatedEntity], list[str]]:
+def related_level(
+    rows: list[dict[str, Any]], distance: int, paths: dict[str, list[str]]
+) -> tuple[list[RelatedEntity], list[str]]:
     """One hop of ``related`` (rows of ``HOP``): each node reached once, with the smallest (type,
-    direction) of its last hops, ordered by label and id; and their element ids (the next frontier)."""
-    best: dict[str, dict[str, Any]] = {}
+    direction, path) of its last hops, ordered by label and id; and their element ids (the next
+    frontier). ``paths`` maps each frontier node (``src``) to the relationship types that reached
+    it (``[]`` for the start); the nodes reached are added to it."""
+    best: dict[str, tuple[tuple[str, bool, list[str]], dict[str, Any]]] = {}
     for r in rows:
-        key = (r["rel"], not r["forward"])
-        if r["eid"] not in best or key < (best[r["eid"]]["rel"], not best[r["eid"]]["forward"]):
-            best[r["eid"]] = r
-    level = sorted(best.values(), key=lambda r: (r["label"] or "", str(r["id"])))
+        key = (r["rel"], not r["forward"], [*paths[r["src"]], r["rel"]])
+        if r["eid"] not in best or key < best[r["eid"]][0]:
+            best[r["eid"]] = (key, r)
+    for eid, (key, _) in best.items():
+        paths[eid] = key[2]
+    level = sorted(best.items(), key=lambda kv: (kv[1][1]["label"] or "", str(kv[1][1]["id"])))
     found = [
         RelatedEntity(r["id"], r["label"] or "", r["name"], r["rel"], "OUTGOING" if r["forward"] else
                       "INCOMING", distance, {**({"type": r["type"]} if r["type"] is not None else {}),
-                                             **(json_object(r["props"]) or {})})
-        for r in level
+                                             **(json_object(r["props"]) or {})}, list(paths[eid]))
+        for eid, (_, r) in level
     ]  # fmt: skip
     return found, list(best)
 

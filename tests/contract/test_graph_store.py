@@ -291,6 +291,35 @@ def test_related_both_uses_shortest_distance_and_last_hop(store: GraphStore) -> 
     assert len(store.related(*M1, direction="BOTH", depth=2, limit=2)) == 2
 
 
+def paths(found: list[RelatedEntity]) -> dict[str, list[str]]:
+    for r in found:  # the whole path, one type per hop, ending in the last hop's
+        assert len(r.path) == r.distance and r.path[-1] == r.relationship, r
+    return {r.id: r.path for r in found}
+
+
+D, S, IMPL, CONT = "DEPENDS_ON", "SUPERSEDES", "IMPLEMENTS", "CONTAINS"
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_related_reports_the_whole_path(store: GraphStore, depth: int) -> None:
+    build_graph(store)
+    outgoing = {"m2": [D], "m3": [D, D], "m4": [D, D, D]}
+    incoming = {"m3": [S], "f1": [IMPL], "m2": [S, D], "src/auth.py": [IMPL, CONT]}
+    both = {"m2": [D], "m3": [S], "f1": [IMPL], "m4": [S, D], "src/auth.py": [IMPL, CONT]}
+    from_m2 = {"m1": [D], "m3": [D], "f1": [D, IMPL], "m4": [D, D], "src/auth.py": [D, IMPL, CONT]}
+
+    def upto(expected: dict[str, list[str]]) -> dict[str, list[str]]:
+        return {k: v for k, v in expected.items() if len(v) <= depth}
+
+    assert paths(store.related(*M1, direction="OUTGOING", depth=depth)) == upto(outgoing)
+    assert paths(store.related(*M1, direction="INCOMING", depth=depth)) == upto(incoming)
+    assert paths(store.related(*M1, direction="BOTH", depth=depth)) == upto(both)
+    assert paths(store.related(*M2, depth=depth)) == upto(from_m2)
+    assert paths(store.related(*M1, rel_types=[IMPL, CONT], depth=depth)) == upto(
+        {"f1": [IMPL], "src/auth.py": [IMPL, CONT]}
+    )
+
+
 def test_related_rel_type_filter(store: GraphStore) -> None:
     build_graph(store)
     assert by_id(store.related(*M1, rel_types=["DEPENDS_ON"], depth=3)) == {

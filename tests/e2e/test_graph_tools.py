@@ -238,6 +238,10 @@ async def test_related_by_memory_id_depth_and_direction(built: tuple[Client, dic
         ids["spec"]: (1, "DEPENDS_ON", "OUTGOING"),
         ids["plan"]: (2, "DEPENDS_ON", "OUTGOING"),
     }
+    assert {r["entity_id"]: r["path_relationships"] for r in got["related"]} == {
+        ids["spec"]: ["DEPENDS_ON"],
+        ids["plan"]: ["DEPENDS_ON", "DEPENDS_ON"],
+    }
 
     got = await call_ok(
         client, "get_related", {"entity_id": ids["plan"], "direction": "INCOMING", "depth": 5}
@@ -271,6 +275,11 @@ async def test_related_by_code_id_path_and_qualified_name(built: tuple[Client, d
     assert got["entity"]["type"] == "File"
     names = {r["name"] for r in got["related"]}
     assert {"Invoice", "add_tax", "Invoice.total"} <= names, got
+    path_of = {r["name"]: r["path_relationships"] for r in got["related"]}
+    assert path_of["Invoice"] == ["CONTAINS"] and path_of["Invoice.total"] == ["CONTAINS", "CONTAINS"], got
+    for r in got["related"]:  # one type per hop, the last one the last hop's
+        assert len(r["path_relationships"]) == r["distance"], r
+        assert r["path_relationships"][-1] == r["relationship"], r
 
     got = await call_ok(client, "get_related", {"entity_id": ADD_TAX, "relationship_types": ["NEVER_USED"]})
     assert got["related"] == []

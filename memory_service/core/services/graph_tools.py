@@ -83,6 +83,7 @@ class GraphToolsService:
                 relationship=r.relationship,
                 direction=r.direction,
                 distance=r.distance,
+                path_relationships=list(r.path),
             )
             for r in found[: request.limit]
         ]

@@ -35,6 +35,8 @@ from memory_service.core.jobs import JobContext
 from memory_service.core.models import utcnow
 from memory_service.core.ports import GraphEdge, IndexedFile, IndexState, VectorPoint
 from memory_service.core.records import MEMORY_LABEL, Stores
+from memory_service.core.services.index_links import is_index_link, unit_links
+from memory_service.core.services.linking import MemoryCatalog
 from memory_service.core.services.paths import PathPolicy
 from memory_service.core.services.stale import code_changes
 
@@ -172,6 +174,7 @@ class CodeIndexer:
             "files_failed",
             "files_with_parse_errors",
             "memories_marked_stale",
+            "memory_links",
             "units",
             "lines",
         ):
@@ -262,7 +265,10 @@ class CodeIndexer:
         labels = cr.labels_for(files)
         # Replacing a unit's node dropped its edges: memories citing a unit still there keep citing it.
         relink = [e for e in links if _code_end(e) in new_ids]
-        graph.upsert_edges(cr.graph_edges([r for fi in files for r in fi.relations], labels) + relink)
+        # Units naming requirements or components link to their memories (services.index_links).
+        named = unit_links(units, MemoryCatalog.load(self._stores.vectors)) if units else []
+        graph.upsert_edges(cr.graph_edges([r for fi in files for r in fi.relations], labels) + relink + named)
+        stats["memory_links"] += len(named)
         now = utcnow().isoformat()
         self._state.put(
             [
@@ -325,7 +331,8 @@ class CodeIndexer:
         ids: dict[str, list[str]] = {"Function": [], "Class": [], cr.FILE_LABEL: files}
         for unit in units:
             ids[cr.label_of(unit)].append(unit.id)
-        return self._stores.graph.edges_between(MEMORY_LABEL, ids)
+        # The indexer's own links (services.index_links) are rewritten from the new parse instead.
+        return [e for e in self._stores.graph.edges_between(MEMORY_LABEL, ids) if not is_index_link(e)]
 
     def _report(self, links: list[GraphEdge], changes: dict[str, str]) -> int:
         """Hand what changed to the hook; returns how many memories it flagged."""

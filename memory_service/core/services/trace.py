@@ -5,9 +5,12 @@ Evidence, all read through the ports:
 * edges into the requirement memory (written at write time by :mod:`.linking`, or explicitly):
   IMPLEMENTS / SATISFIES from design memories (design documents), from other memories and from
   code nodes (implementations); TESTS from test_history memories (tests);
+* TESTS / IMPLEMENTS edges from code units whose docstring, signature or name names the
+  requirement id, written by the indexer (:mod:`.index_links`);
 * code whose docstring or signature names the requirement id (found with the code index's
-  lexical vectors, then checked for the exact id): test functions (a name starting with ``test``
-  or a path with a ``test`` directory or prefix) become tests, the rest implementations.
+  lexical vectors, then checked for the exact id), for code indexed before the requirement
+  existed: test functions (a name starting with ``test`` or a path with a ``test`` directory or
+  prefix) become tests, the rest implementations. A unit found both ways is counted once.
 
 A test's status is that of its latest test_history memory (``metadata.status``); a test with no
 history is ``unknown``. Scores: an implementation in the code index (or a component memory that
@@ -22,6 +25,7 @@ from memory_service.core.code_records import CODE_COLLECTIONS
 from memory_service.core.models import MemoryRecord, MemoryType
 from memory_service.core.ports import GraphStore, PayloadFilter, SparseEncoder, VectorStore
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, from_payload
+from memory_service.core.services.index_links import is_test_unit
 from memory_service.core.services.lookup import excerpt, find_requirement, load_records
 from memory_service.core.trace_schemas import (
     Coverage,
@@ -53,7 +57,11 @@ class TraceService:
         impls: dict[str, Implementation] = {}
         designs: list[DesignDocument] = []
         history: list[MemoryRecord] = []
+        code_tests: dict[str, dict] = {}
         for e in linked:
+            if e.label != MEMORY_LABEL and e.relationship == "TESTS":  # a test unit (services.index_links)
+                code_tests[e.id] = _unit_of(e.id, e.name, e.properties.get("file_path"))
+                continue
             if e.label != MEMORY_LABEL:
                 impls[e.id] = _code_impl(e.id, e.label, e.name, e.properties.get("file_path"), e.relationship)
                 continue
@@ -69,16 +77,15 @@ class TraceService:
         tests: dict[str, TestItem] = {}
         for m in sorted(history, key=lambda m: (m.created_at, m.id)):  # the latest status wins
             tests[_test_name(m).lower()] = _test_item(m)
-        code_tests = []
-        for unit in self._code_naming(rid):
-            if _is_test(unit):
-                code_tests.append(unit)
+        for unit in self._code_naming(rid):  # also code indexed before the requirement existed
+            if is_test_unit(str(unit.get("name", "")), str(unit.get("file_path", ""))):
+                code_tests.setdefault(unit["unit_id"], unit)
             elif unit["unit_id"] not in impls:
                 impls[unit["unit_id"]] = _code_impl(
                     unit["unit_id"], _label(unit), unit["qualified_name"], unit["file_path"], "NAMES"
                 )
         if code_tests:
-            self._add_code_tests(code_tests, tests)
+            self._add_code_tests(list(code_tests.values()), tests)
         return _report(req, list(impls.values()), designs, list(tests.values()))
 
     def _memory_impl(self, m: MemoryRecord, relationship: str) -> Implementation:
@@ -207,9 +214,16 @@ def _test_item(m: MemoryRecord) -> TestItem:
     )
 
 
-def _is_test(unit: dict) -> bool:
-    path = "/" + str(unit.get("file_path", ""))
-    return str(unit.get("name", "")).startswith("test") or "/test" in path or ".test." in path
+def _unit_of(unit_id: str, name: str | None, path: object) -> dict:
+    """The fields of a code unit's payload that tests need, from its graph node."""
+    qualified = name or unit_id
+    file_path = path if isinstance(path, str) else unit_id.split("::", 1)[0]
+    return {
+        "unit_id": unit_id,
+        "qualified_name": qualified,
+        "name": qualified.rsplit(".", 1)[-1],
+        "file_path": file_path,
+    }
 
 
 def _label(unit: dict) -> str:
