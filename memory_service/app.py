@@ -10,14 +10,17 @@ import contextlib
 import logging
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from memory_service import __version__
 from memory_service.core import code_records
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.jobs import JobManager
-from memory_service.core.models import MemoryStatus, MemoryType, Scope
-from memory_service.core.ports import ComponentHealth, PayloadFilter
+from memory_service.core.models import Scope
+from memory_service.core.ports import ComponentHealth
 from memory_service.core.records import MEMORIES, Stores, memories_collection
+from memory_service.core.services.audit_query import AuditQueryService
 from memory_service.core.services.code_search import CodeSearch
 from memory_service.core.services.consistency import ConsistencyService
 from memory_service.core.services.design_context import DesignContextService
@@ -30,16 +33,21 @@ from memory_service.core.services.graph_tools import GraphToolsService
 from memory_service.core.services.index import CodeIndexer
 from memory_service.core.services.index_service import IndexService
 from memory_service.core.services.memory import MemoryService
+from memory_service.core.services.normalize import NormalizeService
 from memory_service.core.services.paths import PathPolicy
+from memory_service.core.services.portability import PortabilityConfig, PortabilityService
 from memory_service.core.services.ranker import Ranker
 from memory_service.core.services.search import SearchService
 from memory_service.core.services.stale import StaleMarker
+from memory_service.core.services.statistics import StatisticsService
 from memory_service.core.services.supersede import SupersedeService
 from memory_service.core.services.threads import ThreadContext
 from memory_service.core.services.trace import TraceService
 from memory_service.core.services.writer import RecordWriter
+from memory_service.core.telemetry import Telemetry
 from memory_service.settings import Settings
 from memory_service.stores.factory import build_stores
+from memory_service.stores.local_db import DB_FILENAME
 from memory_service.stores.owner_lock import OwnerLock
 
 logger = logging.getLogger(__name__)
@@ -65,6 +73,12 @@ class Services:
     design: DesignContextService
     consistency: ConsistencyService
     fix: FixValidationService
+    portability: PortabilityService  # export_memory / import_memory (JSONL)
+    jobs: JobManager  # every background job (indexing, normalization): one worker, one status store
+    telemetry: Telemetry  # live latency counters since start (memory_statistics, later /metrics)
+    statistics: StatisticsService
+    audit: AuditQueryService
+    normalize: NormalizeService
     lock: OwnerLock
     _housekeeper: Housekeeper | None = field(default=None, repr=False)
 
@@ -79,59 +93,25 @@ class Services:
         return parts
 
     def stats(self) -> dict[str, Any]:
-        """memory_statistics-shaped figures, from the stores themselves."""
-        vectors = self.stores.vectors
-        by_type = {
-            t.value: n
-            for t in MemoryType
-            if (n := vectors.count(MEMORIES, PayloadFilter(equals={"status": "active", "type": t.value})))
-        }
-        deleted = vectors.count(MEMORIES, PayloadFilter(equals={"status": MemoryStatus.DELETED.value}))
-        pending_embeddings = vectors.count(
-            MEMORIES, PayloadFilter(equals={"status": "active", "embedding_pending": True})
-        )
-        try:
-            rel_by_type = self.stores.graph.count_edges_by_type()
-            graph_mb = round(self.stores.graph.size_bytes() / 1e6, 3)
-        except MemoryServiceError:
-            rel_by_type, graph_mb = {}, 0.0
-        sync = self.sync.pending()
-        cache = self.stores.cache.stats()
-        return {
-            "memories": {
-                "total": sum(by_type.values()),
-                "by_type": by_type,
-                "deleted": deleted,
-                "embedding_pending": pending_embeddings,
-            },
-            "relationships": {"total": sum(rel_by_type.values()), "by_type": rel_by_type},
-            # Each store by what it is (the embedded default is not Qdrant's server nor Neo4j).
-            "storage": {
-                "vector_store": BACKEND_NAMES[str(self.settings.qdrant.backend)],
-                "vector_size_mb": round(vectors.size_bytes() / 1e6, 3),
-                "graph_store": BACKEND_NAMES[str(self.settings.graph.backend)],
-                "graph_size_mb": graph_mb,
-                "cache_store": str(self.settings.redis.backend),
-                "cache_size_mb": round(self.stores.cache.size_bytes() / 1e6, 3),
-            },
-            "sync": {
-                "pending": sync.get("pending", 0) + sync.get("inflight", 0),
-                "failed": sync.get("failed", 0),
-            },
-            "performance": {"cache_hit_rate": cache.get("hit_rate", 0.0)},
-        }
+        """memory_statistics' answer as JSON (memory-cli stats)."""
+        return self.statistics.statistics().model_dump(mode="json")
 
     def close(self) -> None:
+        self.close_stores()
+        self.lock.release()
+
+    def close_stores(self) -> None:
+        """Stop background work and close every store, keeping the data directory's owner lock
+        (memory-cli backup copies the files while it still owns them)."""
         # A process that exits while the model loads dies in ONNX Runtime's native threads
         # ("terminate called without an active exception"); a load takes a second or two.
         self.stores.embedder.wait_ready(timeout=10)
-        self.index.jobs.shutdown()
+        self.jobs.shutdown()
         if self._housekeeper is not None:
             self._housekeeper.stop()
         with contextlib.suppress(MemoryServiceError):  # left queued; the next start retries it
             self.sync.drain()
         self.stores.close()
-        self.lock.release()
 
 
 def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
@@ -167,6 +147,9 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
         stores, stores.index_state, paths, settings.project, settings.indexer.batch_units, stale.mark
     )
     search = SearchService(Ranker(stores, settings.ranking, scope))
+    jobs = JobManager(stores.cache)
+    telemetry = Telemetry()
+    index = IndexService(stores, indexer, paths, jobs, settings.actor)
     services = Services(
         settings=settings,
         stores=stores,
@@ -176,15 +159,61 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
         explain=ExplainService(search, scope),
         feedback=FeedbackService(stores, writer, memory, settings.actor),
         supersede=SupersedeService(stores, writer, memory, settings.actor),
-        index=IndexService(stores, indexer, paths, JobManager(stores.cache), settings.actor),
+        index=index,
         code=CodeSearch(stores),
         graph=GraphToolsService(
-            stores.graph, allow_writes=settings.graph.allow_writes, timeout_ms=settings.graph.query_timeout_ms
+            stores.graph,
+            allow_writes=settings.graph.allow_writes,
+            timeout_ms=settings.graph.query_timeout_ms,
+            audit=stores.audit,
+            actor=settings.actor,
         ),
         trace=TraceService(stores.vectors, stores.graph, stores.sparse),
         design=DesignContextService(stores.vectors, stores.graph),
         consistency=ConsistencyService(stores.vectors, stores.graph),
         fix=FixValidationService(stores.vectors, stores.graph),
+        portability=PortabilityService(
+            stores,
+            sync,
+            writer,
+            memory,
+            PortabilityConfig(
+                data_dir=settings.resolved_data_dir,
+                project_root=settings.project_root,
+                allowed_roots=list(settings.indexer.allowed_roots),
+                actor=settings.actor,
+                dim=settings.embedding.dim,
+                service_version=__version__,
+            ),
+        ),
+        jobs=jobs,
+        telemetry=telemetry,
+        statistics=StatisticsService(
+            stores,
+            sync,
+            telemetry,
+            jobs,
+            index_totals=index.totals,
+            health=lambda: services.health(),
+            backends={
+                "vectors": BACKEND_NAMES[str(settings.qdrant.backend)],
+                "graph": BACKEND_NAMES[str(settings.graph.backend)],
+                "cache": str(settings.redis.backend),
+            },
+            local_bytes=lambda: _local_bytes(data_dir),
+        ),
+        audit=AuditQueryService(stores.audit),
+        normalize=NormalizeService(
+            stores,
+            writer,
+            memory,
+            stale,
+            sync,
+            jobs,
+            settings.actor,
+            context_turns=settings.memory.context_turns,
+            model_wait_seconds=settings.embedding.load_timeout_seconds,
+        ),
         lock=lock,
     )
     writer.drain_quietly()
@@ -192,6 +221,12 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
         services._housekeeper = Housekeeper(services, EmbeddingRefresher(stores, writer, memory.locks))
         services._housekeeper.start()
     return services
+
+
+def _local_bytes(data_dir: Path) -> int:
+    """The data directory's SQLite file and its WAL, on disk."""
+    files = (data_dir / DB_FILENAME, data_dir / f"{DB_FILENAME}-wal")
+    return sum(f.stat().st_size for f in files if f.exists())
 
 
 class Housekeeper:

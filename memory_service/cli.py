@@ -1,76 +1,37 @@
-"""``memory-cli``: operator commands (seed 001 §5). Opens the same stores the server uses."""
+"""``memory-cli``: operator commands (seed 001 §5). Opens the same stores the server uses.
+
+health, stats and index are here; the maintenance commands (normalize, export, import, backup,
+restore) are in ``cli_*.py``, imported below so that they register on the same app.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from memory_service.core.errors import MemoryServiceError
-from memory_service.settings import Settings
-
-app = typer.Typer(
-    name="memory-cli",
-    help="Operate a memory-service data directory: health, statistics, code indexing.",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,  # plain help: flags read as flags (``--json``), not as ``--json <bool>``
+from memory_service.cli_common import (
+    AsJson,
+    DataDir,
+    app,
+    console,
+    err_console,
+    json_flag,
+    load_settings,
+    open_or_exit,
 )
-console = Console()
-err_console = Console(stderr=True, soft_wrap=True)
-
-DataDir = Annotated[
-    Path | None, typer.Option("--data-dir", help="Data directory (default: MEMORY_DATA_DIR or per project).")
-]
-AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-
-
-@app.callback()
-def main(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """Operate a memory-service data directory: health, statistics, code indexing.
-
-    --json goes before or after the command: `memory-cli --json stats` or `memory-cli stats --json`.
-    """
-    ctx.obj = {"json": as_json}
-
-
-def _json(ctx: typer.Context, as_json: bool) -> bool:
-    return as_json or bool((ctx.obj or {}).get("json"))
-
-
-def _settings(data_dir: Path | None) -> Settings:
-    return Settings(data_dir=data_dir) if data_dir else Settings()
-
-
-def _open(settings: Settings) -> Any:
-    from memory_service.app import open_services
-    from memory_service.stores.owner_lock import read_owner
-
-    owner = read_owner(settings.resolved_data_dir)
-    try:
-        return open_services(settings, housekeeping=False)
-    except MemoryServiceError as exc:
-        if exc.code == "SVC_DATA_DIR_LOCKED":
-            err_console.print(
-                f"[yellow]The data directory {settings.resolved_data_dir} is in use by a running "
-                f"memory-service (pid {owner}).[/yellow] The CLI opens the stores directly: stop that "
-                "server first, or point --data-dir at another directory."
-            )
-            raise typer.Exit(2) from None
-        err_console.print(f"[red]{exc.message}[/red] {exc.suggestion}")
-        raise typer.Exit(1) from None
+from memory_service.core.errors import MemoryServiceError
 
 
 @app.command()
 def health(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False) -> None:
     """Check each store and the embedding model; exit 1 if anything is unavailable."""
-    as_json = _json(ctx, as_json)
-    settings = _settings(data_dir)
-    services = _open(settings)
+    as_json = json_flag(ctx, as_json)
+    settings = load_settings(data_dir)
+    services = open_or_exit(settings)
     try:
         services.stores.embedder.wait_ready(settings.embedding.load_timeout_seconds)
         parts = services.health()
@@ -110,7 +71,7 @@ def index(
     from memory_service.core.index_schemas import IndexDirectoryInput, ReindexInput
 
     target = path.expanduser().resolve()
-    base = _settings(data_dir)
+    base = load_settings(data_dir)
     settings = base.model_copy(
         update={
             "indexer": base.indexer.model_copy(
@@ -118,7 +79,7 @@ def index(
             )
         }
     )
-    services = _open(settings)
+    services = open_or_exit(settings)
     try:
         services.stores.embedder.wait_ready(settings.embedding.load_timeout_seconds)
         try:
@@ -167,9 +128,9 @@ def index(
 @app.command()
 def stats(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False) -> None:
     """Show memory counts by type, relationships, storage sizes and sync state."""
-    as_json = _json(ctx, as_json)
-    settings = _settings(data_dir)
-    services = _open(settings)
+    as_json = json_flag(ctx, as_json)
+    settings = load_settings(data_dir)
+    services = open_or_exit(settings)
     try:
         figures = services.stats()
     finally:
@@ -190,6 +151,9 @@ def stats(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False)
                 table.add_row(section, key, str(value))
     console.print(table)
 
+
+# The maintenance commands register on the same app, listed after these.
+from memory_service import cli_backup, cli_normalize, cli_portability  # noqa: E402, F401
 
 if __name__ == "__main__":
     app()

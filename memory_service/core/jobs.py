@@ -110,6 +110,12 @@ class JobManager:
             stored.status = "interrupted"
         return stored
 
+    def active(self) -> list[JobState]:
+        """Jobs of this process queued or running now, oldest first."""
+        with self._lock:
+            states = [s.model_copy(deep=True) for s in self._jobs.values() if s.status not in FINISHED]
+        return sorted(states, key=lambda s: s.created_at)
+
     def wait(self, job_id: str, timeout: float | None = None) -> bool:
         event = self._done.get(job_id)
         return event.wait(timeout) if event else True

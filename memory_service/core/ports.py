@@ -105,8 +105,9 @@ class VectorStore(Protocol):
         """Replace the payload of existing points, keeping their vectors (metadata-only changes)."""
         ...
 
-    def retrieve(self, collection: str, ids: Sequence[str]) -> list[VectorPoint]:
-        """Points by id with payload (vectors not required); unknown ids are left out."""
+    def retrieve(self, collection: str, ids: Sequence[str], *, with_dense: bool = False) -> list[VectorPoint]:
+        """Points by id with payload; unknown ids are left out. ``with_dense`` also fills ``dense``
+        (as stored: cosine collections keep it normalised; None for a point without one)."""
         ...
 
     def delete(self, collection: str, ids: Sequence[str]) -> None: ...
@@ -135,6 +136,11 @@ class VectorStore(Protocol):
 
     def has_context(self, collection: str) -> bool:
         """Whether the open collection keeps context vectors (older ones may not)."""
+        ...
+
+    def context_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
+        """Which of these points have a context pair (normalization finds memories of a thread
+        that lost theirs); empty for a collection without context vectors."""
         ...
 
     def scroll(
@@ -262,6 +268,11 @@ class GraphStore(Protocol):
     def count_edges_by_type(self) -> dict[str, int]: ...
 
     def count_nodes_by_label(self) -> dict[str, int]: ...
+
+    def node_ids(self, label: str) -> list[str]:
+        """The id of every node of ``label`` (none for a label never written): normalization
+        looks for Memory nodes without a record and code nodes whose file left the index."""
+        ...
 
     def query(
         self,
@@ -418,6 +429,7 @@ class AuditEvent:
     actor: str
     details: dict[str, Any] = field(default_factory=dict)
     timestamp: str | None = None
+    seq: int | None = None  # its place in the log (set when read back): newer events have higher
 
     def __post_init__(self) -> None:
         # What a mutation repeats of its input is bounded: the record says what changed, and
@@ -425,6 +437,21 @@ class AuditEvent:
         object.__setattr__(
             self, "details", clip_value(self.details, AUDIT_TEXT_CHARS, items=AUDIT_ITEMS)
         )  # frozen
+
+
+@dataclass(frozen=True)
+class AuditQuery:
+    """Which audit events to read: every given condition holds (``since``/``until`` are ISO-8601
+    UTC timestamps, inclusive); ``before_seq`` pages back from an earlier page's last ``seq``."""
+
+    entity_id: str | None = None
+    entity_type: str | None = None
+    operation: str | None = None
+    actor: str | None = None
+    since: str | None = None
+    until: str | None = None
+    before_seq: int | None = None
+    limit: int = 100
 
 
 @runtime_checkable
@@ -436,6 +463,11 @@ class AuditLog(Protocol):
     def count(self, entity_id: str | None = None) -> int: ...
 
     def list(self, entity_id: str | None = None, limit: int = 100) -> list[AuditEvent]: ...
+
+    def query(self, q: AuditQuery) -> tuple[builtins.list[AuditEvent], int]:
+        """Matching events newest first (at most ``q.limit``, each with its ``seq``), and how many
+        match in all (``before_seq`` aside)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -540,6 +572,11 @@ class VoteStore(Protocol):
 
     def of(self, memory_ids: Sequence[str], *, latest: int = 500) -> dict[str, builtins.list[float]]:
         """The latest ``latest`` votes per memory, oldest first; memories without votes are left out."""
+        ...
+
+    def all_of(self, memory_ids: Sequence[str]) -> builtins.list[Vote]:
+        """Every vote on these memories, whole (problem, actor, timestamp), grouped by memory in
+        the order asked, each memory's in the order cast (export_memory)."""
         ...
 
     def close(self) -> None: ...

@@ -28,6 +28,8 @@ GRAPH_SYNC_TOPIC = "graph_sync"
 
 # Payload fields with an index: what filters and facets use.
 KEYWORD_FIELDS = ("type", "status", "project", "branch", "content_hash", "superseded", "thread")
+# Flat "true"/"false" copy of whether ``stale`` is set (statistics count it with a filter).
+STALE_FIELD = "is_stale"
 # Flat copy of metadata.session_id: memories of one session form a thread (services.threads).
 THREAD_FIELD = "thread"
 FLOAT_FIELDS = ("created_at_ts", "updated_at_ts")
@@ -57,6 +59,7 @@ def to_payload(record: MemoryRecord) -> dict[str, Any]:
     """The record as JSON, plus flat copies of the fields that filters use."""
     payload = record.model_dump(mode="json")
     payload["superseded"] = "true" if record.metadata.get("superseded") else "false"
+    payload[STALE_FIELD] = "true" if record.stale is not None else "false"
     payload[THREAD_FIELD] = thread_of(record) or ""
     payload["project"] = record.scope.project
     payload["branch"] = record.scope.branch

@@ -348,6 +348,10 @@ class Neo4jGraphStore:
     def count_nodes_by_label(self) -> dict[str, int]:
         return self._counts("count_nodes_by_label", cy.COUNT_LABEL)
 
+    def node_ids(self, label: str) -> list[str]:
+        rows = self._read("node_ids", cy.NODE_IDS.format(label=ident(label, "label")))
+        return [str(r["id"]) for r in rows]
+
     def _counts(self, op: str, count: str) -> dict[str, int]:
         """Non-zero counts in the namespace, per label or per type, one statement per label."""
 

@@ -56,6 +56,7 @@ FIND_BY_ID = (
     "MATCH (n:`{label}` {{ns: $namespace, id: $key}}) RETURN n.id AS id, n.name AS name, n.type AS type, "
     "n.props AS props LIMIT $limit"
 )
+NODE_IDS = "MATCH (n:`{label}`) WHERE n.ns = $namespace AND n.id IS NOT NULL RETURN n.id AS id"
 FIND_BY_NAME = (  # a scan of the namespace's nodes of one label: name is not indexed
     "MATCH (n:`{label}`) WHERE n.ns = $namespace AND n.id IS NOT NULL AND n.name = $key "
     "RETURN n.id AS id, n.name AS name, n.type AS type, n.props AS props LIMIT $limit"

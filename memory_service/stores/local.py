@@ -8,6 +8,7 @@ retains it and releases it on ``close()``. Every ``sqlite3.Error`` becomes
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
@@ -17,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memory_service.core.errors import ServiceUnavailableError
-from memory_service.core.ports import AuditEvent, ComponentHealth
+from memory_service.core.ports import AuditEvent, AuditQuery, ComponentHealth
 from memory_service.stores.local_db import LocalDB, _chunks, _marks, _Store
 from memory_service.stores.local_queue import LocalQueue
 
@@ -161,10 +162,43 @@ class LocalAuditLog(_Store):
             ).fetchall()
         return [_event(r) for r in rows]
 
+    def query(self, q: AuditQuery) -> tuple[builtins.list[AuditEvent], int]:
+        conditions: list[str] = []
+        args: list[Any] = []
+        for column, value in (
+            ("entity_id", q.entity_id),
+            ("entity_type", q.entity_type),
+            ("operation", q.operation),
+            ("actor", q.actor),
+        ):
+            if value is not None:
+                conditions.append(f"{column} = ?")
+                args.append(value)
+        if q.since is not None:
+            conditions.append("timestamp >= ?")
+            args.append(q.since)
+        if q.until is not None:
+            conditions.append("timestamp <= ?")
+            args.append(q.until)
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        page_where = where
+        page_args = list(args)
+        if q.before_seq is not None:
+            page_where = f"{where} AND seq < ?" if where else "WHERE seq < ?"
+            page_args.append(q.before_seq)
+        with self._db.cursor("audit.query") as conn:
+            total = int(conn.execute(f"SELECT COUNT(*) FROM audit {where}", args).fetchone()[0])
+            rows = conn.execute(
+                f"SELECT {_EVENT_COLUMNS}, seq FROM audit {page_where} ORDER BY seq DESC LIMIT ?",
+                (*page_args, q.limit),
+            ).fetchall()
+        return [_event(r) for r in rows], total
+
 
 _EVENT_COLUMNS = "operation, entity_type, entity_id, actor, details, timestamp"
 
 
 def _event(row: Sequence[Any]) -> AuditEvent:
-    """An audit row, selected as _EVENT_COLUMNS (trailing extra columns ignored), as an event."""
-    return AuditEvent(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])
+    """An audit row, selected as _EVENT_COLUMNS (then optionally ``seq``), as an event."""
+    seq = int(row[6]) if len(row) > 6 else None
+    return AuditEvent(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], seq)

@@ -54,6 +54,8 @@ CREATE TABLE IF NOT EXISTS audit (
     details TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS audit_entity ON audit(entity_id, seq);
+CREATE INDEX IF NOT EXISTS audit_operation ON audit(operation, seq);
+CREATE INDEX IF NOT EXISTS audit_actor ON audit(actor, seq);
 CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
 BEGIN SELECT RAISE(ABORT, 'audit log is append-only: UPDATE is forbidden'); END;
 CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit

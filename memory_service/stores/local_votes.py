@@ -68,3 +68,19 @@ class LocalVoteStore(_Store):
                 for memory_id, vote in rows:
                     out.setdefault(memory_id, []).append(float(vote))
         return {mid: votes[-latest:] for mid, votes in out.items()}
+
+    def all_of(self, memory_ids: Sequence[str]) -> list[Vote]:
+        ids = list(dict.fromkeys(memory_ids))
+        found: dict[str, list[Vote]] = {}
+        with self._db.cursor("votes.all_of") as conn:
+            for chunk in _chunks(ids):
+                rows = conn.execute(
+                    "SELECT memory_id, problem_id, vote, actor, timestamp FROM votes "
+                    f"WHERE memory_id IN ({_marks(len(chunk))}) ORDER BY seq",
+                    chunk,
+                )
+                for memory_id, problem_id, vote, actor, timestamp in rows:
+                    found.setdefault(memory_id, []).append(
+                        Vote(memory_id, problem_id, float(vote), actor, timestamp)
+                    )
+        return [vote for mid in ids for vote in found.get(mid, [])]

@@ -207,6 +207,13 @@ class EdgeVectorStore:
     def has_context(self, collection: str) -> bool:
         return self._get(collection).spec.context
 
+    def context_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
+        wanted: list[qe.PointId] = list(dict.fromkeys(point_id(i) for i in ids))
+        if not wanted or not self.has_context(collection):
+            return set()
+        with self._use(_context_name(collection), "context_ids") as sibling:
+            return {str(r.id) for r in sibling.shard.retrieve(wanted, False, False)}
+
     def upsert(self, collection: str, points: Sequence[VectorPoint]) -> None:
         with self._use(collection, "upsert") as coll:
             batch = [self._point(coll, p.id, p.payload, p.dense, p.sparse) for p in points]
@@ -266,14 +273,16 @@ class EdgeVectorStore:
         if coll.spec.context:
             self.overwrite_payload(_context_name(collection), points)
 
-    def retrieve(self, collection: str, ids: Sequence[str]) -> list[VectorPoint]:
+    def retrieve(self, collection: str, ids: Sequence[str], *, with_dense: bool = False) -> list[VectorPoint]:
         """Points in the order asked (the engine returns them sorted by id), unknown ids left out."""
         wanted: list[qe.PointId] = list(dict.fromkeys(point_id(i) for i in ids))
         if not wanted:
             return []
         with self._use(collection, "retrieve") as coll:
-            records = coll.shard.retrieve(wanted, True, False)  # with_vector is required at runtime
-        found = {str(r.id): VectorPoint(str(r.id), r.payload or {}) for r in records}
+            records = coll.shard.retrieve(wanted, True, with_dense)  # with_vector is required at runtime
+        found = {
+            str(r.id): VectorPoint(str(r.id), r.payload or {}, dense=_dense_of(r.vector)) for r in records
+        }
         return [found[i] for i in map(str, wanted) if i in found]
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
@@ -459,3 +468,9 @@ class EdgeVectorStore:
                     failures.append(exc)
         if failures:
             raise failures[0]
+
+
+def _dense_of(vector: Any) -> list[float] | None:
+    """The dense vector of a retrieved point (named vectors come back as a dict), if it has one."""
+    dense = vector.get(DENSE) if isinstance(vector, dict) else None
+    return [float(x) for x in dense] if isinstance(dense, list) else None

@@ -114,6 +114,15 @@ class QdrantServerVectorStore:
     def has_context(self, collection: str) -> bool:
         return self._spec(collection).context
 
+    def context_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
+        wanted = list(dict.fromkeys(point_id(i) for i in ids))
+        if not wanted or not self.has_context(collection):
+            return set()
+        sibling = collection + CONTEXT_SUFFIX
+        with self._call("context_ids", sibling) as client:
+            found = client.retrieve(self._prefix + sibling, wanted, with_payload=False)
+        return {str(r.id) for r in found}
+
     # ------------------------------------------------------------------ writes
     def upsert(self, collection: str, points: Sequence[VectorPoint]) -> None:
         spec = self._spec(collection)
@@ -188,15 +197,20 @@ class QdrantServerVectorStore:
                 self.delete(collection + CONTEXT_SUFFIX, ids)
 
     # ------------------------------------------------------------------ reads
-    def retrieve(self, collection: str, ids: Sequence[str]) -> list[VectorPoint]:
+    def retrieve(self, collection: str, ids: Sequence[str], *, with_dense: bool = False) -> list[VectorPoint]:
         """Points in the order asked, unknown ids left out."""
         self._spec(collection)
         wanted = list(dict.fromkeys(point_id(i) for i in ids))
         if not wanted:
             return []
+        vectors = [DENSE] if with_dense else False
         with self._call("retrieve", collection) as client:
-            records = client.retrieve(self._prefix + collection, wanted, with_payload=True)
-        found = {str(r.id): VectorPoint(str(r.id), r.payload or {}) for r in records}
+            records = client.retrieve(
+                self._prefix + collection, wanted, with_payload=True, with_vectors=vectors
+            )
+        found = {
+            str(r.id): VectorPoint(str(r.id), r.payload or {}, dense=_dense_of(r.vector)) for r in records
+        }
         return [found[i] for i in wanted if i in found]
 
     def search_dense(
@@ -325,3 +339,11 @@ def _sparse(vector: SparseVector) -> models.SparseVector:
     return models.SparseVector(
         indices=[int(i) for i in vector.indices], values=[float(v) for v in vector.values]
     )
+
+
+def _dense_of(vector: Any) -> list[float] | None:
+    """The dense vector of a retrieved record (named vectors come back as a dict)."""
+    if isinstance(vector, dict):
+        dense = vector.get(DENSE)
+        return [float(x) for x in dense] if isinstance(dense, list) else None
+    return None

@@ -32,7 +32,7 @@ async def wait_for_job(services: Any, request: Any, output: BaseModel, ctx: Cont
     if not getattr(request, "wait", False):
         return output
     assert isinstance(output, JobStarted)
-    jobs = services.index.jobs
+    jobs = services.jobs
     deadline = anyio.current_time() + services.settings.indexer.max_job_wait_seconds
     last = -1
     while True:

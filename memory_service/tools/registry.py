@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -82,6 +83,14 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> T
     request_model = spec.request_model or spec.schema_model
 
     async def call(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
+        started = time.perf_counter()
+        result = await run(arguments, ctx)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        with contextlib.suppress(KeyError):  # no services (the store failed to open): nothing to count
+            services().telemetry.record(spec.name, elapsed_ms, ok=not result.is_error)
+        return result
+
+    async def run(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
         try:
             request = validate_input(request_model, _pre_parse(arguments, schema))
             output = await anyio.to_thread.run_sync(spec.handler, services(), request)

@@ -670,6 +670,20 @@ def test_delete_nodes_counts_each_end_of_an_edge(store: GraphStore) -> None:
     assert store.count_edges_by_type() == {} and store.count_nodes_by_label() == {"Memory": 1}
 
 
+def test_node_ids_lists_every_node_of_a_label(store: GraphStore) -> None:
+    """Normalization's scan: nodes written directly and endpoints an edge created, nothing else."""
+    assert store.node_ids("Memory") == []  # never written: no table
+    build_graph(store)
+    store.upsert_edges([edge("CITES", M5, ("Function", "f9"))])  # f9 exists only as an endpoint
+    assert sorted(store.node_ids("Memory")) == ["m1", "m2", "m3", "m4", "m5"]
+    assert sorted(store.node_ids("Function")) == ["f1", "f9"]
+    assert store.node_ids("NeverUsed") == []
+    store.delete_nodes("Memory", ["m1", "m5"])
+    assert sorted(store.node_ids("Memory")) == ["m2", "m3", "m4"]
+    with pytest.raises(ValidationError):
+        store.node_ids("Bad Label")
+
+
 def test_query_relationship_type_in_each_dialect(store: GraphStore, backend: Backend) -> None:
     """Backend-aware on purpose: LadybugDB spells type(r) label(r); each refuses the other's."""
     build_graph(store)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memory_service.core.errors import ServiceUnavailableError
-from memory_service.core.ports import AuditEvent, AuditLog, Cache, Queue
+from memory_service.core.ports import AuditEvent, AuditLog, AuditQuery, Cache, Queue
 from memory_service.stores.local import LocalAuditLog, LocalCache, LocalQueue
 from memory_service.stores.local_db import DB_FILENAME, LocalDB
 from memory_service.stores.owner_lock import OwnerLock, read_owner
@@ -140,6 +140,36 @@ def test_audit_append_list_count(db: LocalDB) -> None:
     assert newest_first[0].timestamp is not None and newest_first[0].timestamp.endswith("+00:00")
     assert audit.list("m2")[0].timestamp == "2026-01-01T00:00:00+00:00"  # given timestamps are kept
     assert len(audit.list(limit=1)) == 1
+
+
+def test_audit_query_filters_and_pages_newest_first(db: LocalDB) -> None:
+    audit = LocalAuditLog(db)
+    audit.append(
+        [
+            AuditEvent("create", "memory", "m1", "agent", timestamp="2026-01-01T00:00:00.000000+00:00"),
+            AuditEvent("update", "memory", "m1", "cli", timestamp="2026-01-02T00:00:00.000000+00:00"),
+            AuditEvent("create", "memory", "m2", "agent", timestamp="2026-01-03T00:00:00.000000+00:00"),
+            AuditEvent(
+                "index_file", "code_index", "a.py", "agent", timestamp="2026-01-04T00:00:00.000000+00:00"
+            ),
+            AuditEvent("delete", "memory", "m1", "agent", timestamp="2026-01-05T00:00:00.000000+00:00"),
+        ]
+    )
+    events, total = audit.query(AuditQuery(entity_id="m1"))
+    assert total == 3 and [e.operation for e in events] == ["delete", "update", "create"]
+    assert all(e.seq is not None for e in events) and events[0].seq > events[1].seq > events[2].seq  # type: ignore[operator]
+    assert [e.entity_id for e in audit.query(AuditQuery(operation="create"))[0]] == ["m2", "m1"]
+    assert [e.operation for e in audit.query(AuditQuery(actor="cli"))[0]] == ["update"]
+    assert audit.query(AuditQuery(entity_type="code_index"))[1] == 1
+    window = AuditQuery(since="2026-01-02T00:00:00.000000+00:00", until="2026-01-04T00:00:00.000000+00:00")
+    assert [e.operation for e in audit.query(window)[0]] == ["index_file", "create", "update"]
+    # Pages: before_seq continues below the last seq seen; the total ignores the page.
+    first, total = audit.query(AuditQuery(limit=2))
+    rest, again = audit.query(AuditQuery(limit=10, before_seq=first[-1].seq))
+    assert total == again == 5
+    assert [e.seq for e in first + rest] == sorted({e.seq for e in first + rest}, reverse=True)  # type: ignore[type-var]
+    assert len(first + rest) == 5
+    assert audit.query(AuditQuery(operation="nothing")) == ([], 0)
 
 
 def test_audit_rows_cannot_be_updated_or_deleted(db: LocalDB) -> None:

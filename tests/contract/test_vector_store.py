@@ -259,6 +259,19 @@ def test_upsert_retrieve_round_trip(store: VectorStore) -> None:
     assert store.retrieve(SPEC.name, []) == []
 
 
+def test_retrieve_with_dense_returns_the_stored_vector(store: VectorStore) -> None:
+    pid, bare = str(uuid.uuid4()), str(uuid.uuid4())
+    vector = dense(1, 7)
+    store.upsert(SPEC.name, [VectorPoint(pid, {"k": 1}, dense=vector), VectorPoint(bare, {"k": 2})])
+    plain, without = store.retrieve(SPEC.name, [pid, bare])
+    assert plain.dense is None and without.dense is None  # not asked: no vectors read
+    got, none = store.retrieve(SPEC.name, [pid, bare], with_dense=True)
+    assert none.dense is None and got.payload == {"k": 1}
+    assert got.dense is not None and len(got.dense) == SPEC.dense_dim
+    unit = np.asarray(vector) / np.linalg.norm(vector)  # cosine collections keep it normalised
+    assert np.allclose(got.dense, unit, atol=1e-6)
+
+
 def test_overwrite_payload_keeps_vectors(store: VectorStore) -> None:
     points = make_points(6)
     store.upsert(SPEC.name, points)
@@ -490,6 +503,28 @@ def test_context_follows_payload_changes_deletes_and_optimize(store: VectorStore
     assert isinstance(store.optimize(spec.name), bool)  # the collection and its context sibling
     assert len(store.search_dense(spec.name, dense(0, 0), 100, context=True)) == 39
     assert len(store.search_sparse(spec.name, SparseVector([0], [1.0]), 100, context=True)) == 39
+
+
+def test_context_ids_say_which_points_keep_a_context_pair(store: VectorStore) -> None:
+    """Normalization finds memories of a thread that lost their context vectors this way."""
+    store.ensure_collection(CONTEXT_SPEC)
+    with_pair, sparse_only, without = (str(uuid.uuid4()) for _ in range(3))
+    store.upsert(
+        CONTEXT_SPEC.name,
+        [
+            VectorPoint(with_pair, {}, dense=dense(0, 1), context_dense=dense(1, 1)),
+            VectorPoint(sparse_only, {}, dense=dense(0, 2), context_sparse=SparseVector([4], [1.0])),
+            VectorPoint(without, {}, dense=dense(0, 3)),
+        ],
+    )
+    unknown = str(uuid.uuid4())
+    found = store.context_ids(CONTEXT_SPEC.name, [with_pair, sparse_only, without, unknown])
+    assert found == {with_pair, sparse_only}
+    assert store.context_ids(CONTEXT_SPEC.name, []) == set()
+    store.upsert(CONTEXT_SPEC.name, [VectorPoint(with_pair, {}, dense=dense(0, 1))])  # pair dropped
+    assert store.context_ids(CONTEXT_SPEC.name, [with_pair, sparse_only]) == {sparse_only}
+    store.upsert(SPEC.name, make_points(2))  # a collection without context vectors: none
+    assert store.context_ids(SPEC.name, [p.id for p in make_points(2)]) == set()
 
 
 # --------------------------------------------------------------------------- lifecycle

@@ -31,6 +31,24 @@ def test_votes_per_memory_in_order_and_latest_only(tmp_path: Path) -> None:
     assert len(store.of(many)) == 1200
 
 
+def test_all_of_lists_whole_votes_by_memory_in_the_order_cast(tmp_path: Path) -> None:
+    store = LocalVoteStore(LocalDB.in_dir(tmp_path))
+    store.add([Vote("m1", "p1", 1.0, "a", "2026-01-01T00:00:00+00:00"), Vote("m2", "p1", -1.0, "b")])
+    store.add([Vote("m1", "p2", 0.5, "c", "2026-01-02T00:00:00+00:00")])
+    got = store.all_of(["m2", "m3", "m1", "m2"])
+    assert [(v.memory_id, v.problem_id, v.vote, v.actor) for v in got] == [
+        ("m2", "p1", -1.0, "b"),
+        ("m1", "p1", 1.0, "a"),
+        ("m1", "p2", 0.5, "c"),
+    ]
+    assert got[1].timestamp == "2026-01-01T00:00:00+00:00"  # a given timestamp is kept
+    assert got[0].timestamp  # and one is set when none is given
+    assert store.all_of([]) == []
+    many = [f"x{i}" for i in range(1200)]  # more ids than one IN list holds
+    store.add([Vote(mid, "p", 1.0, "a") for mid in many])
+    assert [v.memory_id for v in store.all_of(many)] == many
+
+
 def test_votes_cast_before_the_store_existed_are_copied_from_the_audit_log(tmp_path: Path) -> None:
     db = LocalDB.in_dir(tmp_path)
     audit = LocalAuditLog(db)

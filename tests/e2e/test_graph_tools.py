@@ -205,6 +205,9 @@ async def test_allow_writes_enables_a_write_and_a_runaway_query_times_out(writab
     ids = [f"gen-{i}" for i in range(300)]
     got = await call_ok(writable, "graph_query", {"cypher": CREATE_MEMORIES, "params": {"ids": ids}})
     assert got["read_only"] is False
+    # With write access every query is audited (the one that wrote, with what it ran).
+    audit = await call_ok(writable, "memory_audit", {"operation": "graph_query"})
+    assert audit["total"] == 1 and audit["events"][0]["details"]["cypher"] == CREATE_MEMORIES
     count = await call_ok(writable, "graph_query", {"cypher": COUNT})
     assert count["results"] == [{"n": 301}]
 

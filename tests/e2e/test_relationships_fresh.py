@@ -68,8 +68,12 @@ async def test_first_relationship_is_visible_in_the_same_process(fresh: tuple[Cl
     assert await _relationships(client, a) == {("RELATES_TO", "incoming", b)}
     assert await _relationships(client, b) == {("RELATES_TO", "outgoing", a)}
     stats = await anyio.to_thread.run_sync(services.stats)
-    assert stats["relationships"] == {"total": 1, "by_type": {"RELATES_TO": 1}}
-    assert stats["sync"] == {"pending": 0, "failed": 0}
+    assert stats["relationships"] == {
+        "total": 1,
+        "by_type": {"RELATES_TO": 1},
+        "nodes_by_label": {"Memory": 2},
+    }
+    assert stats["sync"] == {"pending": 0, "inflight": 0, "failed": 0, "dead": 0}
     counted = await anyio.to_thread.run_sync(services.stores.graph.count_edges_by_type)
     assert counted == {"RELATES_TO": 1}
 
@@ -102,4 +106,4 @@ async def test_delete_before_the_first_relationship_does_not_block_the_graph(
     assert await _relationships(client, a) == {("DEPENDS_ON", "incoming", b)}
     stats = await anyio.to_thread.run_sync(services.stats)
     assert stats["relationships"]["by_type"] == {"DEPENDS_ON": 1}
-    assert stats["sync"] == {"pending": 0, "failed": 0}
+    assert stats["sync"] == {"pending": 0, "inflight": 0, "failed": 0, "dead": 0}

@@ -20,7 +20,7 @@ from memory_service.core.graph_schemas import (
     GraphQueryOutput,
     RelatedItem,
 )
-from memory_service.core.ports import GraphNode, GraphStore
+from memory_service.core.ports import AuditEvent, AuditLog, GraphNode, GraphStore
 from memory_service.core.records import MEMORY_LABEL
 
 # Where an entity id may point: memory ids, unit ids (Function/Class), file paths, module names;
@@ -30,10 +30,20 @@ MAX_CANDIDATES = 5
 
 
 class GraphToolsService:
-    def __init__(self, graph: GraphStore, *, allow_writes: bool = False, timeout_ms: int = 30_000) -> None:
+    def __init__(
+        self,
+        graph: GraphStore,
+        *,
+        allow_writes: bool = False,
+        timeout_ms: int = 30_000,
+        audit: AuditLog | None = None,
+        actor: str = "agent",
+    ) -> None:
         self._graph = graph
         self._allow_writes = allow_writes
         self._timeout_ms = timeout_ms
+        self._audit = audit
+        self._actor = actor
 
     def query(self, request: GraphQueryInput) -> GraphQueryOutput:
         """Run the user's Cypher; rows beyond ``limit`` are dropped and ``truncated`` says so.
@@ -50,6 +60,10 @@ class GraphToolsService:
         except ValidationError as exc:
             raise self._explained(exc) from exc
         elapsed = round((time.perf_counter() - started) * 1000)
+        if self._allow_writes and self._audit is not None:
+            # With write access a query may have changed the graph: the audit keeps what ran.
+            details = {"cypher": request.cypher, "params": request.params or {}, "rows": len(rows)}
+            self._audit.append([AuditEvent("graph_query", "graph", "cypher", self._actor, details)])
         return GraphQueryOutput(
             results=rows[: request.limit],
             query_time_ms=elapsed,

@@ -240,7 +240,9 @@ class Ranker:
     def _collect(self, found: dict[str, Candidate], hits: list[ScoredPoint], source: str) -> list[str]:
         top = max((h.score for h in hits), default=0.0)
         ids = []
-        for rank, hit in enumerate(hits, start=1):
+        # Equal scores rank by id, not by where the engine stored the points: the same memories
+        # rank the same in any store holding them (an import, a restore, another backend).
+        for rank, hit in enumerate(sorted(hits, key=lambda h: (-h.score, h.id)), start=1):
             cand = found.get(hit.id)
             if cand is None:
                 cand = found[hit.id] = Candidate(record=from_payload(hit.payload))

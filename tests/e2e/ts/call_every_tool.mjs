@@ -209,9 +209,33 @@ function buildCases(sourceFile) {
             component_id: 'approvals',
         })),
 
+        ok('export_memory', 'default path', () => ({ include_embeddings: true }),
+            (s, r) => { s.exportFile = r.file_path; }),
+        bad('export_memory', 'unknown memory type', 'VAL_INVALID_TYPE', () => ({ memory_types: ['nonsense'] })),
+        ok('import_memory', 'same file, merge', (s) => ({
+            file_path: need(s, 'exportFile'),
+            conflict_resolution: 'merge',
+        })),
+        bad('import_memory', 'not an export file', 'VAL_IMPORT_FILE', () => ({ file_path: sourceFile })),
+
         ok('memory_delete', 'design', (s) => ({ memory_id: need(s, 'design') })),
         bad('memory_delete', 'already deleted', 'NF_MEMORY', (s) => ({ memory_id: need(s, 'design') })),
         bad('memory_delete', 'not a uuid', 'VAL_INVALID_UUID', () => ({ memory_id: 'nope' })),
+
+        ok('memory_statistics', 'no arguments', () => ({})),
+        bad('memory_statistics', 'unknown argument', 'VAL_UNKNOWN_FIELD', () => ({ verbose: true })),
+
+        ok('memory_audit', 'a deleted memory', (s) => ({ memory_id: need(s, 'design'), limit: 5 })),
+        bad('memory_audit', 'bad cursor', 'VAL_INVALID_CURSOR', () => ({ cursor: 'page-two' })),
+
+        ok('normalize_memory', 'dry run, wait', () => ({ options: { dry_run: true }, wait: true }),
+            (s, r) => { s.normalizeJob = r.job_id; }),
+        bad('normalize_memory', 'unknown option', 'VAL_UNKNOWN_FIELD', () => ({
+            options: { skip_everything: true },
+        })),
+        ok('normalize_status', 'dry run job', (s) => ({ job_id: need(s, 'normalizeJob') })),
+        bad('normalize_status', 'an index job', 'NF_JOB', (s) => ({ job_id: need(s, 'job') })),
+        bad('normalize_status', 'not a uuid', 'VAL_INVALID_UUID', () => ({ job_id: 'job-1' })),
     ];
 }
 

@@ -1,0 +1,85 @@
+"""memory-cli normalize: the normalization job with a progress bar, then a summary table."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from memory_service.cli_common import (
+    AsJson,
+    DataDir,
+    app,
+    console,
+    err_console,
+    json_flag,
+    load_settings,
+    open_or_exit,
+)
+
+
+def _flag(name: str, text: str) -> Any:
+    return typer.Option(name, help=text)
+
+
+@app.command()
+def normalize(
+    ctx: typer.Context,
+    data_dir: DataDir = None,
+    dry_run: Annotated[bool, _flag("--dry-run", "Report what would be done; change nothing.")] = False,
+    skip_deduplication: Annotated[bool, _flag("--skip-deduplication", "Do not merge duplicates.")] = False,
+    skip_orphan_cleanup: Annotated[bool, _flag("--skip-orphan-cleanup", "Keep orphaned nodes.")] = False,
+    skip_embedding_refresh: Annotated[bool, _flag("--skip-embedding-refresh", "Do not re-embed.")] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Merge duplicates, remove orphaned graph nodes, re-embed, repair gaps between the stores and
+    flag stale code links, with a progress bar; then a summary. Exit 1 if the job failed."""
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+
+    from memory_service.core.normalize_schemas import NormalizeMemoryInput, NormalizeOptions
+    from memory_service.core.services.normalize import status_view
+
+    as_json = json_flag(ctx, as_json)
+    settings = load_settings(data_dir)
+    options = NormalizeOptions(
+        dry_run=dry_run,
+        skip_deduplication=skip_deduplication,
+        skip_orphan_cleanup=skip_orphan_cleanup,
+        skip_embedding_refresh=skip_embedding_refresh,
+    )
+    services = open_or_exit(settings)
+    try:
+        services.stores.embedder.wait_ready(settings.embedding.load_timeout_seconds)
+        started = services.normalize.start(NormalizeMemoryInput(options=options))
+        columns = (TextColumn("{task.description:<22}"), BarColumn(), TaskProgressColumn())
+        with Progress(*columns, console=err_console if as_json else console, disable=as_json) as bar:
+            task = bar.add_task("normalizing", total=100)
+            unsubscribe = services.jobs.listen(
+                started.job_id, lambda s, _d, _t: bar.update(task, completed=s.progress, description=s.phase)
+            )
+            services.jobs.wait(started.job_id)
+            unsubscribe()
+        state = services.jobs.get(started.job_id)
+    finally:
+        services.close()
+    assert state is not None
+    view = status_view(state)
+    if as_json:
+        typer.echo(json.dumps(view.model_dump(mode="json"), indent=2))
+    else:
+        what = "normalize (dry run)" if dry_run else "normalize"
+        table = Table(title=f"{what} {view.status} — {settings.resolved_data_dir}")
+        table.add_column("figure")
+        table.add_column("value", justify="right")
+        for key, value in view.stats.model_dump().items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                table.add_row(key, str(value))
+        table.add_row("planned actions listed", str(len(view.stats.planned)))
+        console.print(table)
+        for warning in view.stats.warnings:
+            err_console.print(f"[yellow]{warning}[/yellow]")
+    if view.status != "completed":
+        err_console.print(f"[red]normalize {view.status}[/red]: {view.error}")
+        raise typer.Exit(1)
