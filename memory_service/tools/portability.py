@@ -26,7 +26,8 @@ PORTABILITY_TOOLS = [
         ),
         schema_model=ExportMemoryInput,
         output_model=ExportMemoryOutput,
-        handler=lambda s, r: s.portability.export(r),
+        handler=lambda s, r, progress: s.portability.export(r, progress),
+        reports_progress=True,
         annotations=READ_ONLY,
     ),
     ToolSpec(
@@ -44,7 +45,8 @@ PORTABILITY_TOOLS = [
         ),
         schema_model=ImportMemoryInput,
         output_model=ImportMemoryOutput,
-        handler=lambda s, r: s.portability.import_file(r),
+        handler=lambda s, r, progress: s.portability.import_file(r, progress),
+        reports_progress=True,
         annotations=DESTRUCTIVE,  # overwrite replaces existing memories; a re-import changes nothing
     ),
 ]

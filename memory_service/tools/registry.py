@@ -54,12 +54,15 @@ class ToolSpec:
     description: str
     schema_model: type[BaseModel]
     output_model: type[BaseModel]
-    handler: Callable[[Any, Any], BaseModel]
+    handler: Callable[..., BaseModel]  # (services, request) or, with reports_progress, + progress
     annotations: ToolAnnotations
     request_model: type[BaseModel] | None = None
     # An async continuation on the event loop (e.g. wait for a job while sending progress).
     after: Callable[[Any, Any, BaseModel, Context], Awaitable[BaseModel]] | None = None
     title: str | None = None
+    # The handler takes a third argument, ``progress(done, total)``, sent to the client as MCP
+    # progress notifications when its request carries a progressToken (long single calls).
+    reports_progress: bool = False
 
     def input_schema(self) -> dict[str, Any]:
         return model_schema(self.schema_model)
@@ -93,7 +96,10 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> T
     async def run(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
         try:
             request = validate_input(request_model, _pre_parse(arguments, schema))
-            output = await anyio.to_thread.run_sync(spec.handler, services(), request)
+            if spec.reports_progress:
+                output = await anyio.to_thread.run_sync(spec.handler, services(), request, _progress(ctx))
+            else:
+                output = await anyio.to_thread.run_sync(spec.handler, services(), request)
             if spec.after is not None:
                 output = await spec.after(services(), request, output, ctx)
             payload, _ = fit_to_budget(output.model_dump(mode="json"), max_chars)
@@ -120,6 +126,17 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> T
         context_kwarg="ctx",
         annotations=spec.annotations,
     )
+
+
+def _progress(ctx: Context) -> Callable[[int, int], None]:
+    """A progress callback for a handler running in a worker thread: each report is sent from the
+    event loop (the handler waits for it, so reports arrive in order)."""
+
+    def report(done: int, total: int) -> None:
+        with contextlib.suppress(Exception):  # a client that left must not fail the work
+            anyio.from_thread.run(ctx.report_progress, done, total or None, None)
+
+    return report
 
 
 def _result(payload: dict[str, Any]) -> CallToolResult:

@@ -229,3 +229,32 @@ def test_cli_export_then_import_into_a_fresh_data_dir(tmp_path: Path) -> None:
     broken.write_text(file.read_text()[:-20])
     refused = _cli("import", str(broken), "--data-dir", str(tmp_path / "c"), env=env_b)
     assert refused.returncode == 1 and "Line 4 of broken.jsonl" in refused.stderr
+
+
+async def test_export_and_import_report_progress(tmp_path_factory: pytest.TempPathFactory) -> None:
+    root_a, root_b = tmp_path_factory.mktemp("progress-a"), tmp_path_factory.mktemp("progress-b")
+    seen: dict[str, list[tuple[float, float | None]]] = {"export": [], "import": []}
+
+    def listener(name: str) -> Any:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen[name].append((progress, total))
+
+        return on_progress
+
+    async with server(root_a) as a:
+        items = [
+            {"type": "session", "content": f"Progress note {i} for the export test."} for i in range(300)
+        ]
+        await call_ok(a, "memory_bulk_add", {"memories": items[:100]})
+        await call_ok(a, "memory_bulk_add", {"memories": items[100:200]})
+        await call_ok(a, "memory_bulk_add", {"memories": items[200:]})
+        out = await a.call_tool("export_memory", {}, progress_callback=listener("export"))
+        assert not out.is_error
+        path = json.loads(out.content[0].text)["file_path"]  # type: ignore[union-attr]
+    async with server(root_b, also=root_a) as b:
+        done = await b.call_tool("import_memory", {"file_path": path}, progress_callback=listener("import"))
+        assert not done.is_error and json.loads(done.content[0].text)["imported"] == 300  # type: ignore[union-attr]
+    for name, reports in seen.items():
+        assert len(reports) >= 2, (name, reports)  # more than one batch of 256
+        assert [p for p, _ in reports] == sorted(p for p, _ in reports), reports
+        assert reports[-1][0] == reports[-1][1] == 300, (name, reports)
