@@ -122,7 +122,7 @@ async def _latency_while(client: Client, hostile: list[tuple[str, dict[str, Any]
 
 
 @pytest.mark.parametrize("kind", ["run", "base64", "minified", "pathish"])
-async def test_a_concurrent_call_answers_within_a_second(client: Client, kind: str) -> None:
+async def test_a_concurrent_call_is_not_held_up(client: Client, kind: str) -> None:
     probe = await call_ok(client, "memory_add", {"type": "design", "content": f"Probe memory for {kind}."})
     query, content = _text(kind, 10_000), _text(kind, 100_000)
     hostile = [
@@ -135,7 +135,9 @@ async def test_a_concurrent_call_answers_within_a_second(client: Client, kind: s
         ("find_duplicates", {"code": content}),
     ]
     worst = await _latency_while(client, hostile, probe["memory_id"])
-    assert worst < 1.0, f"a memory_get waited {worst:.2f} s behind {kind} input"
+    # A call stuck behind hostile input (a quadratic pattern on 100 KB) waits tens of seconds; a
+    # probe normally answers in milliseconds. 3 s leaves room for a loaded 2-core machine.
+    assert worst < 3.0, f"a memory_get waited {worst:.2f} s behind {kind} input"
 
 
 async def test_stderr_lines_stay_small_whatever_the_input(tmp_path: Path) -> None:
