@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,13 @@ def services(tmp_path: Path) -> Iterator[Services]:
         project="integration",
         embedding=EmbeddingSettings(model_path=require_model()),
     )
+    with opened_services(settings) as opened:
+        yield opened
+
+
+@contextmanager
+def opened_services(settings: Settings) -> Iterator[Services]:
+    """The services of ``settings``' data directory with the model loaded; closed on exit."""
     opened = open_services(settings, housekeeping=False)
     try:
         assert opened.stores.embedder.wait_ready(60), opened.stores.embedder.failure_reason

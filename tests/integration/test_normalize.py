@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memory_service.app import Services, open_services
+from memory_service.app import Services
 from memory_service.core.feedback_schemas import MemoryFeedbackInput, MemorySupersedeInput, NewMemory
 from memory_service.core.index_schemas import IndexFileInput
 from memory_service.core.models import content_hash
@@ -28,6 +28,7 @@ from memory_service.core.records import MEMORIES, MEMORY_LABEL, from_payload, to
 from memory_service.core.schemas import MemoryAddInput, RelationshipInput
 from memory_service.settings import EmbeddingSettings, Settings
 from tests.conftest import PROFILE, SERVERS, profile_settings, require_model
+from tests.integration.conftest import opened_services
 
 NEAR_A = "The billing service retries failed payments three times with exponential backoff."
 NEAR_B = "The billing service retries failed payments 3 times, using exponential backoff."
@@ -47,12 +48,8 @@ def services(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Service
         embedding=EmbeddingSettings(model_path=require_model()),
         **profile_settings(tmp_path / "data"),
     )
-    opened = open_services(settings, housekeeping=False)
-    try:
-        assert opened.stores.embedder.wait_ready(60)
+    with opened_services(settings) as opened:
         yield opened
-    finally:
-        opened.close()
 
 
 def add(s: Services, kind: str, content: str, meta: dict[str, Any] | None = None, rels: Any = ()) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memory_service.app import Services, open_services
+from memory_service.app import Services
 from memory_service.core.errors import ConflictError, MemoryServiceError, ValidationError
 from memory_service.core.feedback_schemas import MemoryFeedbackInput, MemorySupersedeInput
 from memory_service.core.portability_schemas import ExportMemoryInput, ImportMemoryInput
@@ -28,6 +28,7 @@ from memory_service.core.services import portability_import
 from memory_service.core.services.stale import StaleMarker
 from memory_service.settings import EmbeddingSettings, Settings
 from tests.conftest import require_model
+from tests.integration.conftest import opened_services
 
 
 @contextmanager
@@ -39,12 +40,8 @@ def other_services(tmp_path: Path, name: str) -> Iterator[Services]:
         project="integration",
         embedding=EmbeddingSettings(model_path=require_model()),
     )
-    opened = open_services(settings, housekeeping=False)
-    try:
-        assert opened.stores.embedder.wait_ready(60)
+    with opened_services(settings) as opened:
         yield opened
-    finally:
-        opened.close()
 
 
 def add(services: Services, kind: str, content: str, **extra: Any) -> str:
