@@ -11,7 +11,7 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_service import __version__
 from memory_service.core import code_records
@@ -46,9 +46,14 @@ from memory_service.core.services.trace import TraceService
 from memory_service.core.services.writer import RecordWriter
 from memory_service.core.telemetry import Telemetry
 from memory_service.settings import Settings
+from memory_service.stores import graph_salvage
 from memory_service.stores.factory import build_stores
 from memory_service.stores.local_db import DB_FILENAME
 from memory_service.stores.owner_lock import OwnerLock
+from memory_service.stores.store_presence import StorePresence
+
+if TYPE_CHECKING:
+    from memory_service.observability.metrics import Metrics
 
 logger = logging.getLogger(__name__)
 
@@ -81,15 +86,24 @@ class Services:
     normalize: NormalizeService
     lock: OwnerLock
     _housekeeper: Housekeeper | None = field(default=None, repr=False)
+    presence: StorePresence | None = field(default=None, repr=False)  # store losses and their alarms
 
     def health(self) -> list[ComponentHealth]:
         parts = []
-        for store in (self.stores.vectors, self.stores.graph, self.stores.cache, self.stores.queue):
+        stores = self.stores
+        for name, store in (
+            ("vectors", stores.vectors),
+            ("graph", stores.graph),
+            ("cache", stores.cache),
+            ("queue", stores.queue),
+        ):
             try:
                 parts.append(store.health())
             except MemoryServiceError as exc:
-                parts.append(ComponentHealth(type(store).__name__, "unavailable", "?", exc.message))
+                parts.append(ComponentHealth(name, "unavailable", "?", exc.message))
         parts.append(self.stores.embedder.health())
+        if self.presence is not None:
+            parts.append(self.presence.health())
         return parts
 
     def stats(self) -> dict[str, Any]:
@@ -114,21 +128,46 @@ class Services:
         self.stores.close()
 
 
-def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
-    """Take ownership of the data directory and open everything; the model loads in the background."""
+def open_services(
+    settings: Settings,
+    *,
+    housekeeping: bool = True,
+    metrics: Metrics | None = None,
+    repair: bool = False,
+    accept_empty: bool = False,
+) -> Services:
+    """Take ownership of the data directory and open everything; the model loads in the background.
+
+    With ``metrics`` (the server, when /metrics is on), tool calls, store operations and embeddings
+    are recorded there (memory_service/observability)."""
     data_dir = settings.resolved_data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
     lock = OwnerLock(data_dir)
     lock.acquire()
+    presence = StorePresence(settings)  # a store that existed and is gone is an alarm, not a fresh start
     try:
+        presence.check_files(accept_empty=accept_empty)
+        if repair and settings.graph.backend == "embedded":
+            presence.graph_repair = graph_salvage.prepare(settings)  # moves a damaged graph aside
         stores = build_stores(settings)
     except BaseException:
         lock.release()
         raise
+    if metrics is not None:
+        from memory_service.observability.instrument import instrument
+
+        stores = instrument(stores, metrics)
     stores.embedder.start()  # type: ignore[attr-defined]
     stores.vectors.ensure_collection(memories_collection(settings.embedding.dim))
     for name in code_records.CODE_COLLECTIONS:
         stores.vectors.ensure_collection(code_records.code_collection(name, settings.embedding.dim))
+    try:
+        presence.check_vectors(stores, accept_empty=accept_empty)
+    except BaseException:
+        stores.embedder.wait_ready(timeout=10)
+        stores.close()
+        lock.release()
+        raise
     sync = GraphSync(stores.queue, stores.graph)
     # What a crashed run left held: ours by name, dead consumers' after the visibility timeout;
     # the embedded queue has no consumer but the data directory's owner (us), so all of it.
@@ -139,16 +178,23 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
     writer = RecordWriter(
         stores, sync, model_wait_seconds=settings.embedding.load_timeout_seconds, threads=threads
     )
+    writer.recover()  # writes a crash interrupted: finished or dropped before anything is served
     scope = Scope(project=settings.project, branch=settings.branch)
     paths = PathPolicy(settings.project_root, settings.indexer.allowed_roots, settings.indexer.max_file_bytes)
     memory = MemoryService(stores, writer, settings.memory, scope, settings.actor)
     stale = StaleMarker(memory, writer, settings.actor)
     indexer = CodeIndexer(
-        stores, stores.index_state, paths, settings.project, settings.indexer.batch_units, stale.mark
+        stores,
+        stores.index_state,
+        paths,
+        settings.project,
+        settings.indexer.batch_units,
+        stale.mark,
+        sync=sync,
     )
     search = SearchService(Ranker(stores, settings.ranking, scope))
     jobs = JobManager(stores.cache)
-    telemetry = Telemetry()
+    telemetry = Telemetry(metrics)
     index = IndexService(stores, indexer, paths, jobs, settings.actor)
     services = Services(
         settings=settings,
@@ -217,6 +263,9 @@ def open_services(settings: Settings, *, housekeeping: bool = True) -> Services:
         lock=lock,
     )
     writer.drain_quietly()
+    presence.check_graph(stores, sync.pending().get("pending", 0))
+    presence.record(stores)
+    services.presence = presence
     if housekeeping:
         services._housekeeper = Housekeeper(services, EmbeddingRefresher(stores, writer, memory.locks))
         services._housekeeper.start()

@@ -1,4 +1,5 @@
-"""``memory-cli``: operator commands (seed 001 §5). Opens the same stores the server uses.
+"""``memory-cli``: operator commands (seed 001 §5). Opens the same stores the server uses; health and
+stats ask the running server instead when one owns the data directory (its HTTP side server).
 
 health, stats and index are here; the maintenance commands (normalize, export, import, backup,
 restore) are in ``cli_*.py``, imported below so that they register on the same app.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -24,6 +25,7 @@ from memory_service.cli_common import (
     open_or_exit,
 )
 from memory_service.core.errors import MemoryServiceError
+from memory_service.settings import Settings
 
 
 @app.command()
@@ -31,15 +33,22 @@ def health(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False
     """Check each store and the embedding model; exit 1 if anything is unavailable."""
     as_json = json_flag(ctx, as_json)
     settings = load_settings(data_dir)
-    services = open_or_exit(settings)
-    try:
-        services.stores.embedder.wait_ready(settings.embedding.load_timeout_seconds)
-        parts = services.health()
-        sync = services.sync.pending()
-    finally:
-        services.close()
-    rows = [{"component": p.name, "state": p.state, "backend": p.backend, "detail": p.detail} for p in parts]
-    healthy = all(p.state != "unavailable" for p in parts)
+    wait = settings.embedding.load_timeout_seconds
+    remote = _from_server(settings, "/health/ready", accept=(200, 503), wait_model=wait)
+    if remote is not None:  # a running server owns the data directory: ask it
+        rows, sync, healthy = remote["components"], remote["sync"], bool(remote["healthy"])
+    else:
+        services = open_or_exit(settings)
+        try:
+            services.stores.embedder.wait_ready(wait)
+            parts = services.health()
+            sync = services.sync.pending()
+        finally:
+            services.close()
+        rows = [
+            {"component": p.name, "state": p.state, "backend": p.backend, "detail": p.detail} for p in parts
+        ]
+        healthy = all(p.state != "unavailable" for p in parts)
     if as_json:
         typer.echo(json.dumps({"healthy": healthy, "components": rows, "sync": sync}, indent=2))
     else:
@@ -130,11 +139,13 @@ def stats(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False)
     """Show memory counts by type, relationships, storage sizes and sync state."""
     as_json = json_flag(ctx, as_json)
     settings = load_settings(data_dir)
-    services = open_or_exit(settings)
-    try:
-        figures = services.stats()
-    finally:
-        services.close()
+    figures = _from_server(settings, "/stats")  # the running server's answer, live counters included
+    if figures is None:
+        services = open_or_exit(settings)
+        try:
+            figures = services.stats()
+        finally:
+            services.close()
     if as_json:
         typer.echo(json.dumps(figures, indent=2))
         return
@@ -143,6 +154,9 @@ def stats(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False)
     table.add_column("figure")
     table.add_column("value", justify="right")
     for section, values in figures.items():
+        if not isinstance(values, dict):  # audit_events, jobs, warnings
+            table.add_row(section, "", str(values) if isinstance(values, int) else json.dumps(values))
+            continue
         for key, value in values.items():
             if isinstance(value, dict):
                 for sub, n in value.items():
@@ -152,8 +166,23 @@ def stats(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False)
     console.print(table)
 
 
+def _from_server(settings: Settings, path: str, **options: Any) -> Any:
+    """The JSON the server owning the data directory answers at ``path`` (its HTTP side server,
+    docs/observability.md); None when no server runs there, so the caller opens the stores."""
+    from memory_service.observability.discovery import ask_server
+
+    try:
+        return ask_server(settings.resolved_data_dir, path, **options)
+    except OSError as exc:
+        err_console.print(
+            f"[red]The memory-service that owns {settings.resolved_data_dir} did not answer {path}: "
+            f"{exc}[/red] Retry in a moment, or check the server's log."
+        )
+        raise typer.Exit(1) from None
+
+
 # The maintenance commands register on the same app, listed after these.
-from memory_service import cli_backup, cli_normalize, cli_portability  # noqa: E402, F401
+from memory_service import cli_backup, cli_normalize, cli_portability, cli_repair  # noqa: E402, F401
 
 if __name__ == "__main__":
     app()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,6 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from memory_service import __version__
 from memory_service.app import Services, open_services
 from memory_service.core.errors import MemoryServiceError
+from memory_service.observability.side import start_side_server
 from memory_service.settings import Settings
 from memory_service.tools import ALL_TOOLS
 from memory_service.tools.guard import RequestGuard
@@ -40,19 +42,30 @@ def build_server(settings: Settings | None = None) -> MCPServer[Any]:
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Services | None]:
+        side, metrics = start_side_server(settings, holder.get, failure.get)
         try:
-            services = await anyio.to_thread.run_sync(open_services, settings)
-        except MemoryServiceError as exc:
-            logger.error("memory-service cannot start: %s. %s", exc.message, exc.suggestion)
-            failure["error"] = exc
-            yield None
-            return
-        holder["services"] = services
-        try:
-            yield services
+            try:
+                opener = functools.partial(open_services, settings, metrics=metrics)
+                services = await anyio.to_thread.run_sync(opener)
+            except MemoryServiceError as exc:
+                logger.error("memory-service cannot start: %s. %s", exc.message, exc.suggestion)
+                failure["error"] = exc
+                yield None
+                return
+            holder["services"] = services
+            if side is not None:
+                side.publish()  # we own the data directory now: memory-cli may find us
+            try:
+                yield services
+            finally:
+                holder.pop("services", None)
+                if side is not None:  # before the stores close: no scrape reads a closed store
+                    await anyio.to_thread.run_sync(side.stop)
+                    side = None
+                await anyio.to_thread.run_sync(services.close)
         finally:
-            holder.pop("services", None)
-            await anyio.to_thread.run_sync(services.close)
+            if side is not None:
+                await anyio.to_thread.run_sync(side.stop)
 
     def services() -> Services:
         return holder["services"]

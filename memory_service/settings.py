@@ -169,6 +169,13 @@ class ServerSettings(BaseModel):
     chars_per_token: float = Field(3.0, gt=0)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     profile: Literal["default"] = "default"
+    # The HTTP side server (docs/observability.md): /health/live, /health/ready, /metrics, /stats.
+    # Loopback by default; port 0 takes a free port (tests, several servers on one machine).
+    http_enabled: bool = True
+    http_host: str = "127.0.0.1"
+    http_port: int = Field(9090, ge=0, le=65535)
+    # Prometheus instrumentation of tools, stores and the model (off: /metrics answers 404).
+    metrics_enabled: bool = True
 
 
 class Settings(BaseSettings):

@@ -135,6 +135,7 @@ def server_env(data_dir: Path, *, model: Path | None) -> dict[str, str]:
             "MEMORY_PROJECT_ROOT": str(data_dir),
             "MEMORY_PROJECT": "e2e",
             "HF_HUB_OFFLINE": "1",
+            "MEMORY_SERVER__HTTP_PORT": "0",  # a free port each: test servers never fight over 9090
         }
     )
     env["MEMORY_EMBEDDING__MODEL_PATH"] = str(model) if model else str(data_dir / "no-model-here")

@@ -116,6 +116,12 @@ class JobManager:
             states = [s.model_copy(deep=True) for s in self._jobs.values() if s.status not in FINISHED]
         return sorted(states, key=lambda s: s.created_at)
 
+    def known(self) -> list[tuple[str, str, int]]:
+        """(kind, status, progress) of every job this process has run or runs, oldest first (/metrics)."""
+        with self._lock:
+            states = sorted(self._jobs.values(), key=lambda s: s.created_at)
+            return [(s.kind, s.status, s.progress) for s in states]
+
     def wait(self, job_id: str, timeout: float | None = None) -> bool:
         event = self._done.get(job_id)
         return event.wait(timeout) if event else True

@@ -9,7 +9,7 @@ All methods are synchronous; the MCP layer runs them in worker threads.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -467,6 +467,54 @@ class AuditLog(Protocol):
     def query(self, q: AuditQuery) -> tuple[builtins.list[AuditEvent], int]:
         """Matching events newest first (at most ``q.limit``, each with its ``seq``), and how many
         match in all (``before_seq`` aside)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class JournalEntry:
+    """A write's intent as the journal kept it: its id and the JSON body the writer gave."""
+
+    id: str
+    body: dict[str, Any]
+
+
+@runtime_checkable
+class WriteJournal(Protocol):
+    """Intents of writes in flight, durable before any store changes (architecture §4).
+
+    A write records what it will do (``begin``), changes the vector store, then ``commit``s:
+    its graph operations go to the outbox, its audit events to the log, and the entry is
+    forgotten. Entries left by a crash are replayed at the next start (``pending``), so a
+    derived write is never lost between the record and the outbox.
+    """
+
+    def begin(self, body: dict[str, Any]) -> str:
+        """Keep an intent durably (on disk when this returns); returns its id."""
+        ...
+
+    def commit(
+        self,
+        entry_id: str | None,
+        topic: str,
+        ops: Sequence[dict[str, Any]],
+        audit: Sequence[AuditEvent],
+        also: Callable[[], None] | None = None,
+    ) -> None:
+        """Enqueue ``ops`` on ``topic``, append ``audit``, run ``also`` (local bookkeeping that
+        must land with them, such as the code index state) and forget the entry (None: there
+        is none). One transaction when the queue lives in the journal's file; otherwise the
+        queue is written first, so a crash in between enqueues again at replay (operations
+        are idempotent)."""
+        ...
+
+    def pending(self) -> builtins.list[JournalEntry]:
+        """Entries not committed (a crash interrupted their write), oldest first."""
+        ...
+
+    def discard(self, entry_id: str) -> None:
+        """Forget an entry whose write never reached the stores."""
         ...
 
     def close(self) -> None: ...

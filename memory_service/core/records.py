@@ -17,6 +17,7 @@ from memory_service.core.ports import (
     SparseEncoder,
     VectorStore,
     VoteStore,
+    WriteJournal,
 )
 
 MEMORIES = "memories"
@@ -89,8 +90,11 @@ class Stores:
     sparse: SparseEncoder
     index_state: IndexState
     votes: VoteStore
+    journal: WriteJournal | None = None  # write intents (services.write_journal); None: writes unjournaled
 
     def close(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
         for store in (
             self.vectors,
             self.graph,

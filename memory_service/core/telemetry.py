@@ -15,6 +15,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_service.core.metrics import ToolCallRecorder
+
 WINDOW = 2048  # durations kept per operation for the percentiles
 
 
@@ -37,19 +39,23 @@ class _Series:
 class Telemetry:
     """Counters per operation name; ``record`` is cheap (a lock, an append)."""
 
-    def __init__(self) -> None:
+    def __init__(self, recorder: ToolCallRecorder | None = None) -> None:
+        self._recorder = recorder  # /metrics, when enabled: sees each call recorded here
         self._lock = threading.Lock()
         self._series: dict[str, _Series] = {}
         self.started = time.time()
         self._started_mono = time.monotonic()
 
-    def record(self, name: str, elapsed_ms: float, *, ok: bool = True) -> None:
+    def record(self, name: str, elapsed_ms: float, *, ok: bool = True, code: str = "") -> None:
+        """One call of ``name``; ``code`` is its error code when it failed (for /metrics)."""
         with self._lock:
             series = self._series.setdefault(name, _Series())
             series.calls += 1
             series.errors += 0 if ok else 1
             series.total_ms += elapsed_ms
             series.recent.append(elapsed_ms)
+        if self._recorder is not None:
+            self._recorder.tool_call(name, elapsed_ms / 1000, "" if ok else (code or "UNKNOWN"))
 
     def uptime_seconds(self) -> float:
         return time.monotonic() - self._started_mono

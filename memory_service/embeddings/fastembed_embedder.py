@@ -254,6 +254,11 @@ class FastEmbedder:
 
     # ------------------------------------------------------------------ cache (best effort)
 
+    def use_cache(self, cache: Cache | None) -> None:
+        """Keep vectors in ``cache`` from now on (the instrumented cache, so /metrics counts these
+        lookups with the others)."""
+        self._cache = cache
+
     def _cache_get(self, keys: list[str]) -> dict[str, bytes]:
         if self._cache is None:
             return {}

@@ -9,6 +9,7 @@ whatever the backends.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -52,18 +53,37 @@ def _ladybug_graph(settings: Settings, _db: LocalDB) -> GraphStore:
     )
 
 
+def _ladybug_or_unavailable(settings: Settings, db: LocalDB) -> GraphStore:
+    """A graph file that cannot be opened (read-only, corrupt, WAL cut short) must not keep the
+    memories from being served: a stand-in answers every graph call with why (stores/unavailable.py)."""
+    from memory_service.core.errors import ServiceUnavailableError
+    from memory_service.stores.unavailable import UnavailableGraphStore
+
+    try:
+        return _ladybug_graph(settings, db)
+    except ServiceUnavailableError as exc:
+        path = str(settings.resolved_data_dir / "graph")
+        logging.getLogger(__name__).error("graph store unavailable, starting without it: %s", exc.message)
+        return UnavailableGraphStore(exc, backend="ladybug", path=path)
+
+
 def _neo4j_graph(settings: Settings, _db: LocalDB) -> GraphStore:
+    from memory_service.stores.graph_breaker import FailFastGraphStore
     from memory_service.stores.graph_neo4j import Neo4jGraphStore
 
     graph = settings.graph
     assert graph.namespace is not None  # the settings model fills it from the project name
-    return Neo4jGraphStore(
-        uri=graph.uri,
-        user=graph.user,
-        password=graph.password.get_secret_value() if graph.password else None,
-        database=graph.database,
-        namespace=graph.namespace,
-        query_timeout_ms=graph.query_timeout_ms,
+    # A call to a stopped server fails in ~3 s (driver retries for 2 s), later ones at once.
+    return FailFastGraphStore(
+        Neo4jGraphStore(
+            uri=graph.uri,
+            user=graph.user,
+            password=graph.password.get_secret_value() if graph.password else None,
+            database=graph.database,
+            namespace=graph.namespace,
+            query_timeout_ms=graph.query_timeout_ms,
+            max_retry_time=2.0,
+        )
     )
 
 
@@ -85,19 +105,25 @@ def _redis_url(settings: Settings) -> str:
 
 
 def _redis_cache(settings: Settings, _db: LocalDB) -> Cache:
+    from memory_service.stores.failover_cache import FailoverCache
     from memory_service.stores.redis_cache import RedisCache
 
-    return RedisCache(url=_redis_url(settings), prefix=settings.redis.key_prefix or "")
+    # Redis down: caching off (misses, skipped writes), never a failed call.
+    return FailoverCache(RedisCache(url=_redis_url(settings), prefix=settings.redis.key_prefix or ""))
 
 
-def _redis_queue(settings: Settings, _db: LocalDB) -> Queue:
+def _redis_queue(settings: Settings, db: LocalDB) -> Queue:
+    from memory_service.stores.failover_queue import FailoverQueue
+    from memory_service.stores.local import LocalQueue
     from memory_service.stores.redis_queue import RedisQueue
 
-    return RedisQueue(url=_redis_url(settings), prefix=settings.redis.key_prefix or "")
+    # Redis down: the outbox goes to the local durable queue, in order, and back once drained.
+    redis = RedisQueue(url=_redis_url(settings), prefix=settings.redis.key_prefix or "")
+    return FailoverQueue(redis, LocalQueue(db))
 
 
 VECTORS: dict[str, Opener] = {"edge": _edge_vectors, "server": _server_vectors}
-GRAPHS: dict[str, Opener] = {"embedded": _ladybug_graph, "neo4j": _neo4j_graph}
+GRAPHS: dict[str, Opener] = {"embedded": _ladybug_or_unavailable, "neo4j": _neo4j_graph}
 CACHES: dict[str, Opener] = {"sqlite": _sqlite_cache, "redis": _redis_cache}
 QUEUES: dict[str, Opener] = {"sqlite": _sqlite_queue, "redis": _redis_queue}
 
@@ -120,6 +146,7 @@ def build_stores(settings: Settings) -> Stores:
     from memory_service.embeddings.fastembed_embedder import FastEmbedder
     from memory_service.stores.local import LocalAuditLog
     from memory_service.stores.local_index import LocalIndexState
+    from memory_service.stores.local_journal import LocalWriteJournal
     from memory_service.stores.local_votes import LocalVoteStore
 
     openers = (
@@ -144,6 +171,7 @@ def build_stores(settings: Settings) -> Stores:
             store.close()
         raise
     cache, queue, vectors, graph = opened[3:]
+    journal = LocalWriteJournal(db, queue, audit)  # always local: intents are on disk before any write
     return Stores(
         vectors=vectors,
         graph=graph,
@@ -154,4 +182,5 @@ def build_stores(settings: Settings) -> Stores:
         sparse=Bm25Encoder(),
         index_state=index_state,
         votes=votes,
+        journal=journal,
     )

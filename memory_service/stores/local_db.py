@@ -83,6 +83,7 @@ class LocalDB:
         self.path = Path(path)
         self._lock = threading.RLock()
         self._users = 0
+        self._depth = 0  # open transactions on the thread holding the lock (nested ones join)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
@@ -121,15 +122,30 @@ class LocalDB:
 
     @contextmanager
     def transaction(self, operation: str) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any error), under the lock."""
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any error), under the lock.
+
+        A transaction opened inside another one on the same thread joins it (the lock is
+        reentrant, so no other thread can be in between): the write journal's commit enqueues,
+        appends audit events and forgets its entry through the stores' own methods, atomically.
+        """
         with self.cursor(operation) as conn:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield conn
+                finally:
+                    self._depth -= 1
+                return
             conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
             try:
                 yield conn
             except BaseException:
                 if conn.in_transaction:
                     conn.rollback()
                 raise
+            finally:
+                self._depth = 0
             conn.execute("COMMIT")
 
     def retain(self) -> None:

@@ -12,6 +12,7 @@ non-inheritable), so a subprocess started by the server does not keep the lock a
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 from pathlib import Path
 from types import TracebackType
@@ -19,6 +20,7 @@ from types import TracebackType
 from memory_service.core.errors import ServiceUnavailableError
 
 LOCK_FILENAME = "owner.lock"
+logger = logging.getLogger(__name__)
 
 
 def _pid_in(fd: int) -> int | None:
@@ -33,6 +35,7 @@ class OwnerLock:
         self.data_dir = Path(data_dir)
         self.path = self.data_dir / LOCK_FILENAME
         self._fd: int | None = None
+        self.writable = True  # False when the lock file is read-only (locked, pid not written)
 
     @property
     def held(self) -> bool:
@@ -42,8 +45,7 @@ class OwnerLock:
         """Take the lock and write our pid, or raise ``SVC_DATA_DIR_LOCKED`` naming the holder."""
         if self._fd is not None:
             return
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd, writable = self._open()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -57,13 +59,46 @@ class OwnerLock:
                 suggestion="Stop the other server, or give this one its own data directory "
                 "(MEMORY_DATA_DIR). The lock is released automatically when the owner exits.",
             ) from None
-        except OSError:
+        except OSError as exc:
             os.close(fd)
-            raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-        os.fsync(fd)
+            raise self._unusable(exc) from None
+        if writable:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            os.fsync(fd)
+        self.writable = writable
         self._fd = fd
+
+    def _open(self) -> tuple[int, bool]:
+        """The lock file's descriptor, read-write when possible. A read-only file still locks
+        (``flock`` needs no write access): the server starts, only the pid cannot be written."""
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644), True
+        except PermissionError:
+            pass
+        except OSError as exc:
+            raise self._unusable(exc) from None
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError as exc:
+            raise self._unusable(exc) from None
+        logger.warning(
+            "%s is read-only: the data directory is locked, but the owner's pid is not written in it "
+            "(make it writable: chmod u+w, or chattr -i for an immutable file)",
+            self.path,
+        )
+        return fd, False
+
+    def _unusable(self, exc: OSError) -> ServiceUnavailableError:
+        return ServiceUnavailableError(
+            f"Cannot open the data directory's lock file {self.path}: {exc.strerror or exc}",
+            code="SVC_DATA_DIR_LOCK_FILE",
+            details={"data_dir": str(self.data_dir), "path": str(self.path), "error": str(exc)},
+            suggestion="Give the server's user read and write access to the data directory and to "
+            f"{LOCK_FILENAME} (chmod u+rw; for an immutable file, chattr -i), or point "
+            "MEMORY_DATA_DIR at a directory it owns. While no server runs, the file may be removed.",
+        )
 
     def release(self) -> None:
         """Clear the pid and drop the lock; harmless when not held."""
@@ -71,7 +106,8 @@ class OwnerLock:
             return
         fd, self._fd = self._fd, None
         try:
-            os.ftruncate(fd, 0)
+            if self.writable:
+                os.ftruncate(fd, 0)
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)

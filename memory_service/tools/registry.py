@@ -87,13 +87,14 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> T
 
     async def call(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
         started = time.perf_counter()
-        result = await run(arguments, ctx)
+        result, code = await run(arguments, ctx)
         elapsed_ms = (time.perf_counter() - started) * 1000
         with contextlib.suppress(KeyError):  # no services (the store failed to open): nothing to count
-            services().telemetry.record(spec.name, elapsed_ms, ok=not result.is_error)
+            services().telemetry.record(spec.name, elapsed_ms, ok=not result.is_error, code=code)
         return result
 
-    async def run(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
+    async def run(arguments: dict[str, Any], ctx: Context) -> tuple[CallToolResult, str]:
+        """The result and its error code ("" on success), which /metrics counts by."""
         try:
             request = validate_input(request_model, _pre_parse(arguments, schema))
             if spec.reports_progress:
@@ -103,17 +104,17 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> T
             if spec.after is not None:
                 output = await spec.after(services(), request, output, ctx)
             payload, _ = fit_to_budget(output.model_dump(mode="json"), max_chars)
-            return _result(payload)
+            return _result(payload), ""
         except MemoryServiceError as exc:
             logger.info("tool %s refused: %s %s", spec.name, exc.code, clip_text(exc.message))
-            return error_result(exc, max_chars)
+            return error_result(exc, max_chars), exc.code
         except Exception:
             logger.exception("tool %s failed unexpectedly", spec.name)
             error = InternalError(
                 f"Unexpected error in {spec.name}",
                 suggestion="This is a bug: retry once, and report it with the server log if it persists.",
             )
-            return error_result(error, max_chars)
+            return error_result(error, max_chars), error.code
 
     return Tool(
         fn=call,

@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from memory_service.server import build_server
-from memory_service.settings import EmbeddingSettings, Settings
+from memory_service.settings import EmbeddingSettings, ServerSettings, Settings
 from tests.conftest import PROFILE, REPO, SERVERS, profile_settings, require_model
 
 TRACE_PROJECT = REPO / "tests" / "fixtures" / "traceproject"
@@ -34,6 +34,7 @@ def make_settings(root: Path, model: Path | None) -> Settings:
         project_root=root,
         project="test",
         embedding=EmbeddingSettings(model_path=model or root / "missing-model", load_timeout_seconds=30),
+        server=ServerSettings(http_port=0),  # the HTTP side server on a free port, never 9090
         **profile_settings(root / "data"),
     )
 

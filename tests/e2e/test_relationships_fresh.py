@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -30,8 +31,8 @@ async def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterato
     opened: list[Services] = []
     real_open = server_module.open_services
 
-    def open_and_keep(settings: Settings) -> Services:
-        services = real_open(settings)
+    def open_and_keep(settings: Settings, **kwargs: Any) -> Services:
+        services = real_open(settings, **kwargs)
         opened.append(services)
         return services
 

@@ -86,6 +86,12 @@ class Neo4jHarness:
         state = f"exited with status {code}" if code is not None else f"not ready after {timeout:.0f} s"
         raise RuntimeError(f"Neo4j harness {state}: {' '.join(self.command)}\n--- stderr ---\n{err}")
 
+    def pin_port(self) -> None:
+        """Make the next :meth:`start` bind the port this run got (a test that stops the server
+        and starts it again, as an outage would). The launcher removes its data directory on
+        exit, so the server comes back with an empty graph."""
+        self.command = [*self.command[:-1], self.uri.rsplit(":", 1)[1]]
+
     def stop(self, *, timeout: float = 30.0) -> str:
         """Close stdin (the launcher's signal to shut down), SIGTERM after ``timeout`` seconds,
         SIGKILL 10 s later; returns the tail of its stderr."""

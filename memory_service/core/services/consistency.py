@@ -37,6 +37,7 @@ from memory_service.core.ports import GraphStore, PayloadFilter, VectorStore
 from memory_service.core.records import MEMORY_LABEL
 from memory_service.core.services import code_shape as shape
 from memory_service.core.services.design_context import MAX_UNITS, UNIT_LABELS, component_code
+from memory_service.core.services.graph_down import needs_graph
 from memory_service.core.services.lookup import find_component, load_records
 
 Unit = dict[str, Any]
@@ -48,6 +49,7 @@ class ConsistencyService:
         self._vectors = vectors
         self._graph = graph
 
+    @needs_graph("check_consistency")
     def check(self, request: CheckConsistencyInput) -> CheckConsistencyOutput:
         """Raises: NotFoundError (NF_COMPONENT) when no component has that id or name."""
         comp, _ = find_component(self._vectors, request.component_id)

@@ -14,6 +14,7 @@ from memory_service.core.code_records import CODE_COLLECTIONS, FILE_LABEL
 from memory_service.core.models import MemoryRecord, MemoryType
 from memory_service.core.ports import GraphStore, PayloadFilter, RelatedEntity, VectorStore
 from memory_service.core.records import MEMORY_LABEL
+from memory_service.core.services.graph_down import needs_graph
 from memory_service.core.services.linking import MemoryCatalog
 from memory_service.core.services.lookup import excerpt, find_component, load_records
 from memory_service.core.services.trace import design_document, requirement_ref
@@ -36,6 +37,7 @@ class DesignContextService:
         self._vectors = vectors
         self._graph = graph
 
+    @needs_graph("get_design_context")
     def context(self, request: DesignContextInput) -> DesignContextOutput:
         """Raises: NotFoundError (NF_COMPONENT) when no component has that id or name."""
         comp, catalog = find_component(self._vectors, request.component_id)

@@ -32,6 +32,7 @@ from memory_service.core.consistency_schemas import (
 from memory_service.core.models import MemoryRecord, MemoryType
 from memory_service.core.ports import GraphStore, VectorStore
 from memory_service.core.services.design_context import DesignContextService, component_code
+from memory_service.core.services.graph_down import needs_graph
 from memory_service.core.services.lookup import find_component, load_records
 from memory_service.core.trace_schemas import DesignContextInput
 
@@ -60,6 +61,7 @@ class FixValidationService:
         self._graph = graph
         self._design = DesignContextService(vectors, graph)
 
+    @needs_graph("validate_fix")
     def validate(self, request: ValidateFixInput) -> ValidateFixOutput:
         """Raises: NotFoundError (NF_COMPONENT) when no component has that id or name."""
         comp, catalog = find_component(self._vectors, request.component_id)

@@ -14,7 +14,7 @@ import threading
 from dataclasses import asdict
 from typing import Any
 
-from memory_service.core.errors import MemoryServiceError
+from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError
 from memory_service.core.ports import GraphEdge, GraphNode, GraphStore, Queue, QueueMessage
 from memory_service.core.records import GRAPH_SYNC_TOPIC
 
@@ -35,6 +35,10 @@ def op_delete_edges_of(label: str, node_id: str) -> dict[str, Any]:
 
 def op_delete_node(label: str, node_id: str) -> dict[str, Any]:
     return {"op": "delete_node", "label": label, "id": node_id}
+
+
+def op_delete_nodes(label: str, node_ids: list[str]) -> dict[str, Any]:
+    return {"op": "delete_nodes", "label": label, "ids": list(node_ids)}
 
 
 def default_consumer() -> str:
@@ -91,26 +95,43 @@ class GraphSync:
             for message in batch:
                 self._apply(message.payload)
                 done.append(message.id)
-        except MemoryServiceError as exc:
-            failed = batch[len(done)]
+        except ServiceUnavailableError as exc:
+            down = exc.details.get("fail_fast") or self._graph.health().state != "ok"
+            if not down:  # the store answers: this message's fault
+                return self._failed(batch, done, exc)
+            # The store is down, not the message: hand the batch back without counting an attempt
+            # (no dead letters however long the outage); retried on every drain (housekeeping).
             self._queue.ack(GRAPH_SYNC_TOPIC, done)
-            dead = self._queue.fail(GRAPH_SYNC_TOPIC, failed.id, exc.message, max_attempts=self._max_attempts)
-            # Keep order: the rest of the batch goes back behind the failed message.
             self._queue.release(GRAPH_SYNC_TOPIC, self.consumer)
-            if dead:
-                logger.error(
-                    "graph sync gave up on a %s operation after %d attempts (now a dead letter): %s",
-                    failed.payload.get("op"), self._max_attempts, exc.message,
-                )  # fmt: skip
-            else:
-                logger.warning("graph sync failed (will retry): %s", exc.message)
-            return len(done), dead
+            logger.info("graph sync waits for the graph store: %s", exc.message)
+            return len(done), False
+        except MemoryServiceError as exc:
+            return self._failed(batch, done, exc)
         except BaseException:  # a bug or an interrupt: keep what was applied, hand back the rest
             self._queue.ack(GRAPH_SYNC_TOPIC, done)
             self._queue.release(GRAPH_SYNC_TOPIC, self.consumer)
             raise
         self._queue.ack(GRAPH_SYNC_TOPIC, done)
         return len(done), True
+
+    def _failed(
+        self, batch: list[QueueMessage], done: list[str], exc: MemoryServiceError
+    ) -> tuple[int, bool]:
+        """Ack what was applied, fail the message that failed (retry backoff or dead letter) and
+        release the rest behind it."""
+        failed = batch[len(done)]
+        self._queue.ack(GRAPH_SYNC_TOPIC, done)
+        dead = self._queue.fail(GRAPH_SYNC_TOPIC, failed.id, exc.message, max_attempts=self._max_attempts)
+        # Keep order: the rest of the batch goes back behind the failed message.
+        self._queue.release(GRAPH_SYNC_TOPIC, self.consumer)
+        if dead:
+            logger.error(
+                "graph sync gave up on a %s operation after %d attempts (now a dead letter): %s",
+                failed.payload.get("op"), self._max_attempts, exc.message,
+            )  # fmt: skip
+        else:
+            logger.warning("graph sync failed (will retry): %s", exc.message)
+        return len(done), dead
 
     def pending(self) -> dict[str, int]:
         return self._queue.counts(GRAPH_SYNC_TOPIC)
@@ -125,5 +146,7 @@ class GraphSync:
             self._graph.delete_edges_of(op["label"], op["id"])
         elif kind == "delete_node":
             self._graph.delete_node(op["label"], op["id"])
+        elif kind == "delete_nodes":
+            self._graph.delete_nodes(op["label"], op["ids"])
         else:  # an op this version does not know: keep it visible rather than drop it
             raise MemoryServiceError(f"unknown graph-sync operation {kind!r}", code="INT_UNKNOWN_SYNC_OP")

@@ -22,6 +22,7 @@ from memory_service.core.graph_schemas import (
 )
 from memory_service.core.ports import AuditEvent, AuditLog, GraphNode, GraphStore
 from memory_service.core.records import MEMORY_LABEL
+from memory_service.core.services.graph_down import needs_graph
 
 # Where an entity id may point: memory ids, unit ids (Function/Class), file paths, module names;
 # when no id matches, a node's name (a unit's qualified name, a file's base name).
@@ -45,6 +46,7 @@ class GraphToolsService:
         self._audit = audit
         self._actor = actor
 
+    @needs_graph("graph_query")
     def query(self, request: GraphQueryInput) -> GraphQueryOutput:
         """Run the user's Cypher; rows beyond ``limit`` are dropped and ``truncated`` says so.
 
@@ -72,6 +74,7 @@ class GraphToolsService:
             read_only=not self._allow_writes,
         )
 
+    @needs_graph("get_related")
     def related(self, request: GetRelatedInput) -> GetRelatedOutput:
         """Entities within ``depth`` hops of the one ``entity_id`` names, nearest first.
 

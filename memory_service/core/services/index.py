@@ -35,10 +35,18 @@ from memory_service.core.jobs import JobContext
 from memory_service.core.models import utcnow
 from memory_service.core.ports import GraphEdge, IndexedFile, IndexState, VectorPoint
 from memory_service.core.records import MEMORY_LABEL, Stores
+from memory_service.core.services.graph_sync import (
+    GraphSync,
+    op_delete_nodes,
+    op_upsert_edges,
+    op_upsert_nodes,
+)
 from memory_service.core.services.index_links import is_index_link, unit_links
+from memory_service.core.services.index_write import IndexWrites
 from memory_service.core.services.linking import MemoryCatalog
 from memory_service.core.services.paths import PathPolicy
 from memory_service.core.services.stale import code_changes
+from memory_service.core.services.write_journal import code_body
 
 # Told, after the indexer stored a change, which memory links touch code that changed or vanished
 # ({code id: change in words}); returns how many memories it flagged (services.stale.StaleMarker).
@@ -58,6 +66,8 @@ class CodeIndexer:
         project: str | None,
         batch_units: int = 512,
         on_code_change: CodeChangeHook | None = None,
+        *,
+        sync: GraphSync | None = None,
     ) -> None:
         self._stores = stores
         self._state = state
@@ -67,6 +77,7 @@ class CodeIndexer:
         self._lock = threading.RLock()
         self._files: dict[str, FileIndex] | None = None  # every indexed file's parse, loaded lazily
         self._on_code_change = on_code_change  # flags memories citing what changed (services.stale)
+        self._writes = IndexWrites(stores, sync)  # journal → vectors → outbox + state, then drain
 
     # ------------------------------------------------------------------ entry points
 
@@ -103,8 +114,10 @@ class CodeIndexer:
                     language=language,
                     message="Unchanged since it was last indexed (same content hash); force=true re-indexes.",
                 )
+            marker, relink_all = self._writes.begin_pass()
             self._store([fi], stats)
-            linked = self._link({key}, stats)
+            linked = self._link(set(self._project()) if relink_all else {key}, stats)
+            self._writes.end_pass(marker, relink_all)
         functions = sum(1 for u in fi.units if cr.collection_of(u) == cr.FUNCTIONS)
         contains = sum(1 for r in fi.relations if r.type.value in ("CONTAINS", "IMPORTS"))
         return IndexFileOutput(
@@ -142,6 +155,7 @@ class CodeIndexer:
                 skipped[str(entry.skipped)] += 1
         stats["walk_seconds"] = time.perf_counter() - started
         with self._lock:
+            marker, relink_all = self._writes.begin_pass()
             seen: set[str] = set()
             changed: set[str] = set()
             batch: list[FileIndex] = []
@@ -161,7 +175,8 @@ class CodeIndexer:
             self._store(batch, stats)
             removed = self._remove_missing(directory, seen) if remove_missing else 0
             ctx.progress(len(todo), len(todo) + 1, "linking")
-            self._link(changed, stats, removed=removed > 0)
+            self._link(set(self._project()) if relink_all else changed, stats, removed=removed > 0)
+            self._writes.end_pass(marker, relink_all)
         stats.update(
             files_seen=len(todo),
             files_removed=removed,
@@ -252,39 +267,46 @@ class CodeIndexer:
                     sparse=sparse[i],
                 )
             )
-        for name in cr.CODE_COLLECTIONS:
-            stale = [cr.point_id(u.id) for u in old if cr.collection_of(u) == name and u.id not in new_ids]
-            if stale:
-                self._stores.vectors.delete(name, stale)
-            if by_collection[name]:
-                self._stores.vectors.upsert(name, by_collection[name])
-        graph = self._stores.graph
-        for label in ("Function", "Class"):
-            graph.delete_nodes(label, [u.id for u in old if cr.label_of(u) == label])
-        graph.upsert_nodes([cr.file_node(fi) for fi in files] + [cr.unit_node(u) for u in units])
+        stale = {
+            name: [cr.point_id(u.id) for u in old if cr.collection_of(u) == name and u.id not in new_ids]
+            for name in cr.CODE_COLLECTIONS
+        }
+        ops = [
+            op_delete_nodes(label, ids)
+            for label in ("Function", "Class")
+            if (ids := [u.id for u in old if cr.label_of(u) == label])
+        ]
+        ops.append(op_upsert_nodes([cr.file_node(fi) for fi in files] + [cr.unit_node(u) for u in units]))
         labels = cr.labels_for(files)
         # Replacing a unit's node dropped its edges: memories citing a unit still there keep citing it.
         relink = [e for e in links if _code_end(e) in new_ids]
         # Units naming requirements or components link to their memories (services.index_links).
         named = unit_links(units, MemoryCatalog.load(self._stores.vectors)) if units else []
-        graph.upsert_edges(cr.graph_edges([r for fi in files for r in fi.relations], labels) + relink + named)
+        edges = cr.graph_edges([r for fi in files for r in fi.relations], labels) + relink + named
+        if edges:
+            ops.append(op_upsert_edges(edges))
         stats["memory_links"] += len(named)
         now = utcnow().isoformat()
-        self._state.put(
-            [
-                IndexedFile(
-                    fi.path,
-                    self._paths.root_of(fi.path),
-                    fi.language,
-                    fi.content_hash,
-                    now,
-                    len(fi.units),
-                    fi.parse_errors,
-                    fi.model_dump(mode="json"),
-                )
-                for fi in files
-            ]
-        )
+        rows = [
+            IndexedFile(
+                fi.path,
+                self._paths.root_of(fi.path),
+                fi.language,
+                fi.content_hash,
+                now,
+                len(fi.units),
+                fi.parse_errors,
+                fi.model_dump(mode="json"),
+            )
+            for fi in files
+        ]
+        # The state rows say "indexed" only in the commit that queues the graph ops (journal).
+        landed = {
+            name: [(p.id, p.payload["body_hash"], p.payload["start_line"]) for p in points]
+            for name, points in by_collection.items()
+        }
+        body = code_body(ops, delete_points=stale, upsert_points=landed, state_put=rows)
+        self._writes.apply(body, stale, by_collection, lambda: self._state.put(rows))
         for fi in files:
             project[fi.path] = fi
         stats["files_indexed"] += len(files)
@@ -312,14 +334,18 @@ class CodeIndexer:
         units = [u for k in keys if (fi := project.get(k)) for u in fi.units]
         links = self._memory_links(units, [k for k in keys if k in project])
         changes = {k: v for key in keys for k, v in code_changes(project.get(key), None).items()}
-        for name in cr.CODE_COLLECTIONS:
-            ids = [cr.point_id(u.id) for u in units if cr.collection_of(u) == name]
-            if ids:
-                self._stores.vectors.delete(name, ids)
-        for label in ("Function", "Class"):
-            self._stores.graph.delete_nodes(label, [u.id for u in units if cr.label_of(u) == label])
-        self._stores.graph.delete_nodes(cr.FILE_LABEL, keys)
-        self._state.delete(keys)
+        points = {
+            name: [cr.point_id(u.id) for u in units if cr.collection_of(u) == name]
+            for name in cr.CODE_COLLECTIONS
+        }
+        ops = [
+            op_delete_nodes(label, ids)
+            for label in ("Function", "Class")
+            if (ids := [u.id for u in units if cr.label_of(u) == label])
+        ]
+        ops.append(op_delete_nodes(cr.FILE_LABEL, keys))
+        body = code_body(ops, delete_points=points, state_delete=keys)
+        self._writes.apply(body, points, {}, lambda: self._state.delete(keys))
         for k in keys:
             project.pop(k, None)
         self._report(links, changes)
@@ -356,7 +382,8 @@ class CodeIndexer:
         only = changed | callers
         relations = resolve_relations(files, only)
         edges = cr.graph_edges(relations, cr.labels_for(files))
-        self._stores.graph.upsert_edges(edges)
+        if edges:  # no vector write: straight into the outbox
+            self._writes.apply(code_body([op_upsert_edges(edges)]), {}, {}, None, journaled=False)
         stats["link_seconds"] += time.perf_counter() - t0
         stats["relationships_linked"] = stats.get("relationships_linked", 0) + len(edges)
         return len(edges)

@@ -69,6 +69,9 @@ class StatisticsService:
 
     def statistics(self) -> MemoryStatisticsOutput:
         warnings: list[str] = []
+        parts = self._health()
+        # Why a part is not ok (a damaged graph, a lost store) belongs next to its state.
+        warnings += [f"{p.name} {p.state}: {p.detail}" for p in parts if p.state != "ok" and p.detail]
         return MemoryStatisticsOutput(
             memories=self._memories(),
             index=self._index(),
@@ -77,7 +80,7 @@ class StatisticsService:
             sync=self._sync_figures(warnings),
             performance=self._performance(),
             audit_events=self._stores.audit.count(),
-            health={part.name: part.state for part in self._health()},
+            health={part.name: part.state for part in parts},
             jobs=[
                 j.model_dump(include={"job_id", "kind", "status", "phase", "progress"})
                 for j in self._jobs.active()

@@ -25,6 +25,7 @@ from memory_service.core.code_records import CODE_COLLECTIONS
 from memory_service.core.models import MemoryRecord, MemoryType
 from memory_service.core.ports import GraphStore, PayloadFilter, SparseEncoder, VectorStore
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, from_payload
+from memory_service.core.services.graph_down import needs_graph
 from memory_service.core.services.index_links import is_test_unit
 from memory_service.core.services.lookup import excerpt, find_requirement, load_records
 from memory_service.core.trace_schemas import (
@@ -48,6 +49,7 @@ class TraceService:
         self._graph = graph
         self._sparse = sparse
 
+    @needs_graph("trace_requirements")
     def trace(self, request: TraceRequirementsInput) -> TraceRequirementsOutput:
         """Raises: NotFoundError (NF_REQUIREMENT) when no requirement has that id."""
         req = find_requirement(self._vectors, request.requirement_id)

@@ -1,23 +1,40 @@
 """The one write path for memory records (ROADMAP: audit, outbox and idempotency each have one home).
 
 validate (callers) → embed (dense when the model is loaded, sparse always; plus the thread-context
-pair for memories of a session, :mod:`.threads`) → upsert the vector store → enqueue graph changes
-in the durable outbox → append the audit events → acknowledge; then drain the outbox so that the
-graph is usually current by the time the caller reads it.
+pair for memories of a session, :mod:`.threads`) → keep the intent in the write journal → upsert
+the vector store → commit (graph changes into the durable outbox, audit events, journal entry
+forgotten) → acknowledge; then drain the outbox so that the graph is usually current by the time
+the caller reads it. A crash anywhere is finished or undone by :meth:`RecordWriter.recover` at
+the next start (:mod:`.write_journal`; docs/architecture.md §4).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.models import MemoryRecord
 from memory_service.core.ports import AuditEvent, SparseVector, VectorPoint
-from memory_service.core.records import MEMORIES, WRITE_GENERATION, Stores, to_payload
+from memory_service.core.records import (
+    GRAPH_SYNC_TOPIC,
+    MEMORIES,
+    WRITE_GENERATION,
+    Stores,
+    from_payload,
+    to_payload,
+)
 from memory_service.core.services.graph_sync import GraphSync
 from memory_service.core.services.threads import ThreadContext
+from memory_service.core.services.write_journal import (
+    JournalReplay,
+    Replayed,
+    crash_point,
+    records_body,
+    stamp,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +52,8 @@ class RecordWriter:
         self._sync = sync
         self._model_wait_seconds = model_wait_seconds
         self._threads = threads
+        self._unsettled: set[str] = set()  # journal entries a failed write left (retried on drain)
+        self._unsettled_lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]] | None:
         """Dense vectors for texts, or None when no model is usable (records then go lexical-only)."""
@@ -53,6 +72,8 @@ class RecordWriter:
         vectors: list[list[float]] | None = None,
     ) -> None:
         """Persist records (re-embedding them unless told otherwise), queue graph ops, audit."""
+        ops, events = graph_ops or [], stamp(tuple(audit))
+        points: list[VectorPoint] = []
         if records:
             texts = [r.embedding_text() for r in records]
             dense = vectors if vectors is not None else (self.embed(texts) if reembed else None)
@@ -72,14 +93,75 @@ class RecordWriter:
                 )
             if reembed:
                 self._add_context(records, texts, points)
+        journal = self._stores.journal
+        entry = (
+            journal.begin(records_body(list(records), points if reembed else None, ops, events))
+            if (journal is not None and records)
+            else None
+        )
+        crash_point("write.journaled")
+        try:
+            if records and reembed:
                 self._stores.vectors.upsert(MEMORIES, points)
-            else:
+            elif records:
                 self._stores.vectors.overwrite_payload(MEMORIES, points)
-        self._sync.enqueue(graph_ops or [])
-        if audit:
-            self._stores.audit.append(list(audit))
+            crash_point("write.upserted")
+            self._commit(entry, ops, events)
+        except BaseException:
+            if entry is not None:  # settled (finished or dropped) on the next drain, or at start
+                with self._unsettled_lock:
+                    self._unsettled.add(entry)
+            raise
+        crash_point("write.committed")
         self._bump_generation()
         self.drain_quietly()
+
+    def _commit(self, entry: str | None, ops: list[dict[str, Any]], events: list[AuditEvent]) -> None:
+        """Outbox + audit + forgetting the intent: one transaction on the embedded queue."""
+        if self._stores.journal is not None:
+            self._stores.journal.commit(entry, GRAPH_SYNC_TOPIC, ops, events)
+            return
+        self._sync.enqueue(ops)
+        if events:
+            self._stores.audit.append(events)
+
+    def recover(self) -> Replayed:
+        """At start, before serving: finish the writes a crash interrupted (their graph ops and
+        audit for records that reached the vector store; context pairs written again), drop
+        those that never reached it (they were never acknowledged)."""
+        if self._stores.journal is None:
+            return Replayed()
+        done = JournalReplay(self._stores, self._stores.journal).run()
+        self._rewrite(done.rewrite)
+        if done.finished or done.dropped:
+            logger.warning(
+                "write journal: finished %d interrupted write(s), dropped %d that never reached the "
+                "vector store (%d record(s) of partly written batches)",
+                done.finished, done.dropped, done.records_dropped,
+            )  # fmt: skip
+        return done
+
+    def _rewrite(self, ids: list[str]) -> None:
+        """Write records again as they are, for the context pair a crash kept from them."""
+        if ids:
+            found = self._stores.vectors.retrieve(MEMORIES, ids)
+            self.write([from_payload(p.payload) for p in found])
+
+    def _settle_failed(self) -> None:
+        """Entries of writes that failed at run time (a store was down): settle them now."""
+        with self._unsettled_lock:
+            todo, self._unsettled = self._unsettled, set()
+        if not todo or self._stores.journal is None:
+            return
+        try:
+            done = JournalReplay(self._stores, self._stores.journal).run(only=todo)
+        except MemoryServiceError as exc:
+            with self._unsettled_lock:
+                self._unsettled |= todo
+            logger.warning("write journal: %d entr(ies) left for later: %s", len(todo), exc.message)
+            return
+        if done.rewrite:  # the context pair missing: normalization writes it (a thread's memories)
+            logger.warning("write journal: %d memory(ies) without their context pair", len(done.rewrite))
 
     def _bump_generation(self) -> None:
         """Invalidate cached search results; a cache that fails leaves them to expire (TTL)."""
@@ -113,6 +195,8 @@ class RecordWriter:
 
     def drain_quietly(self) -> None:
         """Apply queued graph changes now; failures stay queued and are retried later."""
+        if self._unsettled:
+            self._settle_failed()
         try:
             self._sync.drain()
         except MemoryServiceError as exc:  # the graph being down must not fail an acknowledged write

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_service.core.errors import ServiceUnavailableError
-from memory_service.core.ports import GraphEdge, GraphNode, QueueMessage
+from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, QueueMessage
 from memory_service.core.services.graph_sync import (
     GraphSync,
     default_consumer,
@@ -91,6 +91,10 @@ class FlakyGraph:
             raise ServiceUnavailableError("edges refused", code="SVC_GRAPH_STORE")
         self._do("edges:" + ",".join(e.source_id for e in edges))
 
+    def health(self) -> ComponentHealth:
+        """Down means unreachable; edges refused is a store that answers but rejects a message."""
+        return ComponentHealth("graph", "unavailable" if self.down else "ok", "fake")
+
     def _do(self, what: str) -> None:
         if self.down:
             raise ServiceUnavailableError("graph down", code="SVC_GRAPH_STORE")
@@ -110,10 +114,10 @@ def test_ops_wait_while_graph_is_down_then_apply_in_order() -> None:
     assert sync.drain() == 0
     assert sync.pending() == {"pending": 2, "inflight": 0, "failed": 0}  # the rest was released
     assert graph.applied == []
+    assert sync.drain() == 0
+    assert [m.attempts for m in queue.pending] == [0, 0]  # an outage is no attempt: never dead
     graph.down = False
-    assert sync.drain() == 0  # the head waits out its backoff, and nothing passes it
-    queue.waiting.clear()
-    assert sync.drain() == 2
+    assert sync.drain() == 2  # no backoff to wait out: applied as soon as the graph answers
     assert graph.applied == ["nodes:a", "edges:a"]
     assert sync.pending() == {"pending": 0, "inflight": 0, "failed": 0}
 
@@ -142,13 +146,15 @@ def test_a_failure_mid_batch_keeps_what_was_applied_and_the_order() -> None:
 def test_persistent_failure_goes_dead_and_the_line_moves_on() -> None:
     queue, graph = ListQueue(), FlakyGraph()
     sync = GraphSync(queue, graph, max_attempts=2, consumer="me")  # type: ignore[arg-type]
-    graph.down = True
-    sync.enqueue([op_upsert_nodes([GraphNode("Memory", "x")])])
+    graph.edges_down = True  # the store answers but refuses this message: its attempts count
+    sync.enqueue([op_upsert_edges([GraphEdge("R", "Memory", "x", "Memory", "y")])])
+    sync.enqueue([op_upsert_nodes([GraphNode("Memory", "z")])])
     sync.drain()
     queue.waiting.clear()
     sync.drain()
     assert sync.pending()["failed"] == 1
-    assert queue.dead[0].last_error == "graph down"
+    assert queue.dead[0].last_error == "edges refused"
+    assert graph.applied == ["nodes:z"]  # the line moved on
 
 
 def test_another_consumer_holding_the_topic_blocks_draining() -> None:

@@ -1,0 +1,103 @@
+"""memory-cli repair: bring a damaged data directory back from its memory records.
+
+Run with the server stopped. It moves a graph that will not open aside (never deletes it: it
+holds the only copy of relationships given at memory_add), salvages what the main graph file
+holds, rebuilds the Memory nodes and derivable relationships and the context vectors from the
+records (normalize's repair phase), puts back the graph changes that gave up meanwhile, and
+acknowledges the store alarms health reports. ``--accept-empty`` is the explicit consent to start
+without the memories collection when it is gone and no backup is to be restored.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from memory_service.cli_common import AsJson, DataDir, app, console, err_console, json_flag, load_settings
+from memory_service.core.errors import MemoryServiceError
+
+
+@app.command()
+def repair(
+    ctx: typer.Context,
+    data_dir: DataDir = None,
+    accept_empty: Annotated[
+        bool,
+        typer.Option(
+            "--accept-empty",
+            help="The memories collection is gone and no backup will be restored: start with none.",
+        ),
+    ] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Rebuild the graph and context vectors from the memory records after damage or loss, and
+    acknowledge the store alarms. Exit 1 if something could not be repaired."""
+    from memory_service.app import open_services
+    from memory_service.core.services.repair import RepairService
+    from memory_service.stores.store_presence import GRAPH_LOST, LOCAL_DB_LOST
+
+    as_json = json_flag(ctx, as_json)
+    settings = load_settings(data_dir)
+    try:
+        services = open_services(settings, housekeeping=False, repair=True, accept_empty=accept_empty)
+    except MemoryServiceError as exc:
+        _fail(as_json, exc.to_envelope(), f"[red]{exc.message}[/red] {exc.suggestion}", 2)
+    presence = services.presence
+    try:
+        if accept_empty:
+            from memory_service.core.ports import AuditEvent
+
+            event = AuditEvent("accept_empty", "store", "memories", settings.actor, {})
+            services.stores.audit.append([event])
+        services.stores.embedder.wait_ready(settings.embedding.load_timeout_seconds)
+        try:
+            outcome = RepairService(
+                services.stores, services.sync, services.normalize, services.jobs, settings.actor
+            ).run()
+        except MemoryServiceError as exc:
+            _fail(as_json, exc.to_envelope(), f"[red]{exc.message}[/red] {exc.suggestion}", 1)
+        graph = presence.graph_repair if presence else None
+        outcome["graph_files"] = graph.__dict__ if graph else None
+        if outcome["status"] == "completed" and presence is not None:
+            outcome["alarms_cleared"] = presence.clear([GRAPH_LOST, LOCAL_DB_LOST])
+            presence.save()
+            outcome["alarms_left"] = presence.alarms
+    finally:
+        services.close()
+    if as_json:
+        typer.echo(json.dumps(outcome, indent=2, default=str))
+    else:
+        _print(outcome)
+    if outcome["status"] != "completed":
+        err_console.print(f"[red]repair {outcome['status']}[/red]: {outcome['error']}")
+        raise typer.Exit(1)
+
+
+def _fail(as_json: bool, envelope: dict[str, Any], text: str, code: int) -> Any:
+    if as_json:
+        typer.echo(json.dumps(envelope, indent=2))
+    else:
+        err_console.print(text)
+    raise typer.Exit(code)
+
+
+def _print(outcome: dict[str, Any]) -> None:
+    table = Table(title=f"repair {outcome['status']}")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, value in outcome.items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            table.add_row(key, str(value))
+    for key, value in outcome["graph"].items():
+        table.add_row(f"graph.{key}", str(value))
+    console.print(table)
+    for note in (outcome.get("graph_files") or {}).get("notes", []):
+        console.print(f"graph files: {note}")
+    for warning in outcome["warnings"]:
+        err_console.print(f"[yellow]{warning}[/yellow]")
+    for alarm in (outcome.get("alarms_left") or {}).values():
+        err_console.print(f"[yellow]still open: {alarm['message']}[/yellow] {alarm['suggestion']}")
+    console.print(f"code index: {outcome['code_index']['hint']}")
