@@ -48,10 +48,10 @@ def _quiet(_description: str, _done: int, _total: int) -> None:
     return None
 
 
-def _open(settings: Settings) -> Any:
+def _open(settings: Settings, *, accept_empty: bool = False) -> Any:
     from memory_service.app import open_services
 
-    return open_services(settings, housekeeping=False)
+    return open_services(settings, housekeeping=False, accept_empty=accept_empty)
 
 
 def backup(settings: Settings, dest: Path, progress: Progress = _quiet) -> dict[str, Any]:
@@ -194,8 +194,10 @@ def _restore_export(
     progress: Progress,
     started: float,
 ) -> dict[str, Any]:
-    """The local files are in place: import the export into the servers, then count."""
-    services = _open(settings.model_copy(update={"data_dir": target}))
+    """The local files are in place: import the export into the servers, then count. The
+    restored ``stores.json`` remembers the memories the servers held; they are empty until the
+    import (checked above), which is no loss to raise an alarm for."""
+    services = _open(settings.model_copy(update={"data_dir": target}), accept_empty=True)
     try:
         try:
             imported = backup_servers.import_from(services, source / EXPORT, progress)

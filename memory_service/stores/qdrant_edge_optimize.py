@@ -32,8 +32,14 @@ import qdrant_edge as qe
 from memory_service.core.ports import CollectionSpec
 
 _ZEROS = bytes(1 << 20)
+# The child dies with the server (PR_SET_PDEATHSIG, Linux): a server killed with -9 must not leave
+# an HNSW build running, eating the CPU its successor needs, in a work dir the successor removes.
 _OPTIMIZER = (
-    "import os, sys\nfrom qdrant_edge import EdgeShard\nos.nice(10)\n"
+    "import ctypes, os, signal, sys\n"
+    "try:\n    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)\n"
+    "except (OSError, AttributeError):\n    pass\n"
+    "if os.getppid() != int(sys.argv[2]):\n    sys.exit(1)\n"
+    "from qdrant_edge import EdgeShard\nos.nice(10)\n"
     "s = EdgeShard.load(sys.argv[1]); changed = s.optimize(); s.flush(); s.close(); print(changed)\n"
 )
 
@@ -102,7 +108,7 @@ class ShardOptimizer:
             if coll.closed:
                 return False
             proc = coll.optimizer = subprocess.Popen(  # never our stdio: it is the MCP channel
-                [sys.executable, "-c", _OPTIMIZER, str(work)],
+                [sys.executable, "-c", _OPTIMIZER, str(work), str(os.getpid())],
                 text=True,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,

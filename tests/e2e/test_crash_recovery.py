@@ -150,8 +150,11 @@ def test_acknowledged_memories_survive_kill_9_anywhere(tmp_path: Path) -> None:
     assert re.search(r"write journal: finished [1-9]", log.read_text(errors="replace"))
 
 
-def _project(root: Path, files: int, renamed: int = 0) -> None:
-    """``files`` Python modules calling each other; the first ``renamed`` use other names."""
+def _project(root: Path, files: int, renamed: int = 0, variant: int = 0) -> None:
+    """``files`` Python modules calling each other; the first ``renamed`` use other names.
+
+    Each ``variant`` changes every file (a constant), so that every index pass has all of them
+    to do and each crash point of the plan is reached whatever the pass before it finished."""
     root.mkdir(parents=True, exist_ok=True)
     for i in range(files):
         name = f"step_{i}" if i >= renamed else f"stage_{i}"
@@ -161,7 +164,8 @@ def _project(root: Path, files: int, renamed: int = 0) -> None:
         (root / f"mod_{i}.py").write_text(
             f'"""Module {i}."""\n{imports}\ndef {name}(x):\n    """Step {i} of the chain."""\n{call}\n\n'
             f"class Holder{i}:\n    def get(self):\n        return {name}({i})\n\n"
-            f"    def put(self, v):\n        self.v = v\n\n\ndef helper_{i}(a, b):\n    return a * b + {i}\n"
+            f"    def put(self, v):\n        self.v = v\n\n\n"
+            f"def helper_{i}(a, b):\n    return a * b + {i + variant}\n"
         )
 
 
@@ -178,6 +182,19 @@ def _code_figures(server: StdioServer) -> dict[str, Any]:
     }
 
 
+def _kill_while_indexing(server: StdioServer) -> None:
+    """Start an index job and SIGKILL the server once the job has made progress, mid-way."""
+    job_id = server.call("index_directory", {"directory_path": "."})["job_id"]
+    for _ in range(1200):
+        job = server.call("index_status", {"job_id": job_id})["job"]
+        assert job["status"] in ("queued", "running"), job  # every file changed: it takes seconds
+        if job["progress"] > 0:
+            server.kill()
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the index job made no progress in a minute: {job}")
+
+
 def _index(server: StdioServer) -> dict[str, Any]:
     job = server.call("index_directory", {"directory_path": ".", "wait": True})["job"]
     assert job["status"] == "completed", job
@@ -188,7 +205,7 @@ def test_index_job_killed_mid_way_recovers_to_a_complete_code_graph(tmp_path: Pa
     model = require_model()
     files, renamed = 120, 30
     clean = tmp_path / "clean"
-    _project(clean / "project", files, renamed)
+    _project(clean / "project", files, renamed, variant=len(INDEX_PLANS) - 1)
     reference_env = {
         **server_env(clean / "data", model=model),
         "MEMORY_PROJECT_ROOT": str(clean / "project"),
@@ -203,21 +220,20 @@ def test_index_job_killed_mid_way_recovers_to_a_complete_code_graph(tmp_path: Pa
     assert expected["files"] == files and expected["nodes"].get("Function", 0) > files
 
     work = tmp_path / "work"
-    _project(work / "project", files)  # the first name of every function: renamed later
     env = {
         **server_env(work / "data", model=model),
         "MEMORY_PROJECT_ROOT": str(work / "project"),
         "MEMORY_INDEXER__BATCH_UNITS": "32",
     }
     log = tmp_path / "work.log"
-    rng = random.Random(7)
     for round_, plan in enumerate(INDEX_PLANS):
-        if round_ == 2:  # files change between kills: their old units must leave every store
-            _project(work / "project", files, renamed)
+        # Every file changes between kills (a rename from round 2 on): old units must leave
+        # every store, and every pass has all the files to do.
+        _project(work / "project", files, renamed if round_ >= 2 else 0, variant=round_)
         server = _start(env, log, plan)
-        if plan is None:
-            server.kill_after(rng.uniform(1.0, 4.0))
         with pytest.raises(ServerGone):
+            if plan is None:
+                _kill_while_indexing(server)
             _index(server)
         server.close()
     server = _start(env, log)
