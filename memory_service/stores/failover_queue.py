@@ -13,8 +13,9 @@ this process keeps its order (the outbox's whole point: node before edges, upser
 
 Message ids tell their queue apart (Redis stream ids ``ms-seq``, local row ids digits), so
 ``ack``/``fail``/``replay_dead`` go where the message is. A Redis ``release`` that fails (the
-server went away between a claim and its release) is remembered and retried, as a held message
-would otherwise wait out the visibility timeout. Each process keeps its own order; several
+server went away between a claim and its release), or a ``claim`` that fails (the script may
+have run and its answer been lost), is remembered and the consumer's holdings released before
+its next claim, as a held message would otherwise wait out the visibility timeout. Each process keeps its own order; several
 processes sharing one Redis are each in order, not in order with each other while one is local.
 """
 
@@ -82,6 +83,16 @@ class FailoverQueue:
                 self._local_mode[topic] = _live(self.local.counts(topic)) > 0
             return self._local_mode[topic]
 
+    def _claim_redis(self, topic: str, consumer: str, limit: int) -> list[QueueMessage]:
+        """A Redis claim. One that fails may still have taken messages (the script ran, the
+        answer was lost with the connection): they would wait out the visibility timeout, so the
+        consumer's holdings are released before its next claim, as after a failed release."""
+        try:
+            return self._redis(lambda: self.redis.claim(topic, consumer, limit))
+        except ServiceUnavailableError:
+            self._stranded.add((topic, consumer))
+            raise
+
     def _unstrand(self, topic: str) -> None:
         for key in [k for k in self._stranded if k[0] == topic]:
             self._redis(functools.partial(self.redis.release, *key))
@@ -105,14 +116,14 @@ class FailoverQueue:
         with self._lock:
             if not self._is_local(topic):
                 self._unstrand(topic)
-                batch = self._redis(lambda: self.redis.claim(topic, consumer, limit))
+                batch = self._claim_redis(topic, consumer, limit)
                 if not batch and not self._redis_clear.get(topic, False):
                     # Known empty now: a later outage may serve the local queue at once.
                     self._redis_clear[topic] = not _live(self._redis(lambda: self.redis.counts(topic)))
                 return batch
             try:
                 self._unstrand(topic)
-                batch = self._redis(lambda: self.redis.claim(topic, consumer, limit))
+                batch = self._claim_redis(topic, consumer, limit)
                 if batch:
                     return batch
                 if _live(self._redis(lambda: self.redis.counts(topic))):
