@@ -15,8 +15,9 @@ Message ids tell their queue apart (Redis stream ids ``ms-seq``, local row ids d
 ``ack``/``fail``/``replay_dead`` go where the message is. A Redis ``release`` that fails (the
 server went away between a claim and its release), or a ``claim`` that fails (the script may
 have run and its answer been lost), is remembered and the consumer's holdings released before
-its next claim, as a held message would otherwise wait out the visibility timeout. Each process keeps its own order; several
-processes sharing one Redis are each in order, not in order with each other while one is local.
+its next claim, as a held message would otherwise wait out the visibility timeout. Each process
+keeps its own order; several processes sharing one Redis are each in order, not in order with
+each other while one is local.
 """
 
 from __future__ import annotations
