@@ -24,13 +24,13 @@ from mcp import Client
 
 from memory_service.server import build_server
 from memory_service.settings import Settings
-from tests.conftest import PROFILE, REPO, require_model
+from tests.conftest import NOT_APPLICABLE, PROFILE, REPO, require_model
 from tests.e2e.conftest import TRACE_PROJECT, call_error, call_ok, make_settings
 
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.e2e,
-    pytest.mark.skipif(PROFILE == "server", reason="damages the embedded engines' files"),
+    pytest.mark.skipif(PROFILE == "server", reason=f"{NOT_APPLICABLE} damages the embedded engines' files"),
 ]
 REQ = "REQ-DMG-001"
 
