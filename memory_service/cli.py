@@ -1,8 +1,10 @@
-"""``memory-cli``: operator commands (seed 001 §5). Opens the same stores the server uses; health and
-stats ask the running server instead when one owns the data directory (its HTTP side server).
+"""``memory-cli``: operator commands (seed 001 §5). While a daemon owns the data directory the
+commands ask it (health and stats its HTTP side server first, when that runs); otherwise they
+open the same stores the server uses (docs/daemon.md).
 
 health, stats and index are here; the maintenance commands (normalize, export, import, backup,
-restore) are in ``cli_*.py``, imported below so that they register on the same app.
+restore, repair) and ``memory-cli daemon`` are in ``cli_*.py``, imported below so that they
+register on the same app.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from memory_service.cli_common import (
     load_settings,
     open_or_exit,
 )
+from memory_service.cli_via_daemon import daemon_health, follow_job, via_daemon
 from memory_service.core.errors import MemoryServiceError
+from memory_service.daemon.client import DaemonSession, ToolError
 from memory_service.settings import Settings
 
 
@@ -35,7 +39,9 @@ def health(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False
     settings = load_settings(data_dir)
     wait = settings.embedding.load_timeout_seconds
     remote = _from_server(settings, "/health/ready", accept=(200, 503), wait_model=wait)
-    if remote is not None:  # a running server owns the data directory: ask it
+    if remote is None:  # no HTTP side server: the daemon, if one runs, answers from memory_statistics
+        remote = via_daemon(settings, lambda session: daemon_health(session, wait))
+    if remote is not None:  # a running server owns the data directory: it answered
         rows, sync, healthy = remote["components"], remote["sync"], bool(remote["healthy"])
     else:
         services = open_or_exit(settings)
@@ -74,13 +80,81 @@ def index(
         list[str] | None, typer.Option("--exclude", help="Gitignore-style glob to skip.")
     ] = None,
 ) -> None:
-    """Index a directory's code with a progress bar, then print a summary."""
+    """Index a directory's code with a progress bar, then print a summary.
+
+    Through the daemon when one runs (its index_directory / reindex job, followed with
+    index_status); PATH must then be inside the daemon's allowed roots. Else in this process,
+    which allows PATH itself."""
+    target = path.expanduser().resolve()
+    settings = load_settings(data_dir)
+    ended = via_daemon(settings, lambda session: _index_through(session, target, full, exclude))
+    if ended is None:
+        ended = _index_directly(settings, target, full, exclude)
+    job, totals = ended
+    table = Table(title=f"index {job['status']} — {target}")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, value in job["stats"].items():
+        if key != "failures":
+            table.add_row(key, json.dumps(value) if isinstance(value, dict) else str(value))
+    table.add_row(
+        "index: files / functions / classes",
+        f"{totals['total_files']} / {totals['total_functions']} / {totals['total_classes']}",
+    )
+    console.print(table)
+    for failure in job["stats"].get("failures", []):
+        err_console.print(f"[yellow]{failure['file']}[/yellow]: {failure['error']}")
+    if job["status"] != "completed":
+        err_console.print(f"[red]job {job['status']}[/red]: {job.get('error')}")
+        raise typer.Exit(1)
+
+
+def _index_bar(target: Path) -> Any:
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
+    columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn())
+    bar = Progress(*columns, console=console, transient=False)
+    bar.add_task(f"indexing {target}", total=100)
+    return bar
+
+
+def _index_through(
+    session: DaemonSession, target: Path, full: bool, exclude: list[str] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The daemon's job, followed to its end: (the job's view, the index totals)."""
+    try:
+        if full:
+            started = session.call("reindex", {"scope": "full", "directory_path": str(target)})
+        else:
+            arguments: dict[str, Any] = {"directory_path": str(target)}
+            if exclude:
+                arguments["exclude"] = exclude
+            started = session.call("index_directory", arguments)
+    except ToolError as exc:
+        err_console.print(f"[red]{exc.message}[/red] {exc.suggestion}")
+        if exc.code == "VAL_PATH_OUTSIDE_ROOTS":
+            err_console.print(
+                f"memory-cli indexes through the running daemon (pid {session.hello.get('pid')}), "
+                "which reads only inside its allowed roots."
+            )
+        raise typer.Exit(1) from None
+    with _index_bar(target) as bar:
+        answer = follow_job(
+            session,
+            "index_status",
+            started["job_id"],
+            lambda done, phase: bar.update(bar.task_ids[0], completed=done, description=phase),
+        )
+        bar.update(bar.task_ids[0], completed=100)
+    return answer["job"], answer["index"]
+
+
+def _index_directly(
+    base: Settings, target: Path, full: bool, exclude: list[str] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The job in this process, with ``target`` added to the allowed roots (the operator named it)."""
     from memory_service.core.index_schemas import IndexDirectoryInput, ReindexInput
 
-    target = path.expanduser().resolve()
-    base = load_settings(data_dir)
     settings = base.model_copy(
         update={
             "indexer": base.indexer.model_copy(
@@ -102,9 +176,8 @@ def index(
             err_console.print(f"[red]{exc.message}[/red] {exc.suggestion}")
             raise typer.Exit(1) from None
         jobs = services.index.jobs
-        columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=console, transient=False) as bar:
-            task = bar.add_task(f"indexing {target}", total=100)
+        with _index_bar(target) as bar:
+            task = bar.task_ids[0]
             unsubscribe = jobs.listen(
                 started.job_id, lambda s, _d, _t: bar.update(task, completed=s.progress, description=s.phase)
             )
@@ -116,22 +189,7 @@ def index(
     finally:
         services.close()
     assert state is not None
-    table = Table(title=f"index {state.status} — {target}")
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    for key, value in state.stats.items():
-        if key != "failures":
-            table.add_row(key, json.dumps(value) if isinstance(value, dict) else str(value))
-    table.add_row(
-        "index: files / functions / classes",
-        f"{totals.total_files} / {totals.total_functions} / {totals.total_classes}",
-    )
-    console.print(table)
-    for failure in state.stats.get("failures", []):
-        err_console.print(f"[yellow]{failure['file']}[/yellow]: {failure['error']}")
-    if state.status != "completed":
-        err_console.print(f"[red]job {state.status}[/red]: {state.error}")
-        raise typer.Exit(1)
+    return {"status": state.status, "stats": state.stats, "error": state.error}, totals.model_dump()
 
 
 @app.command()
@@ -140,6 +198,8 @@ def stats(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False)
     as_json = json_flag(ctx, as_json)
     settings = load_settings(data_dir)
     figures = _from_server(settings, "/stats")  # the running server's answer, live counters included
+    if figures is None:  # no HTTP side server: the daemon's memory_statistics (the same figures)
+        figures = via_daemon(settings, lambda session: session.call("memory_statistics", {}))
     if figures is None:
         services = open_or_exit(settings)
         try:
@@ -182,7 +242,7 @@ def _from_server(settings: Settings, path: str, **options: Any) -> Any:
 
 
 # The maintenance commands register on the same app, listed after these.
-from memory_service import cli_backup, cli_normalize, cli_portability, cli_repair  # noqa: E402, F401
+from memory_service import cli_backup, cli_daemon, cli_normalize, cli_portability, cli_repair  # noqa: E402, F401
 
 if __name__ == "__main__":
     app()

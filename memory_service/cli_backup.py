@@ -18,6 +18,7 @@ from memory_service.cli_common import (
     json_flag,
     load_settings,
 )
+from memory_service.cli_via_daemon import refuse_while_daemon
 from memory_service.core.errors import MemoryServiceError
 from memory_service.settings import Settings
 
@@ -73,6 +74,7 @@ def backup(
     from memory_service import backup as backups
 
     settings = load_settings(data_dir)
+    refuse_while_daemon(settings, "a backup")
     _file_job(json_flag(ctx, as_json), settings, "backup", lambda p: backups.backup(settings, path, p))
 
 
@@ -87,4 +89,5 @@ def restore(
     from memory_service import backup as backups
 
     settings = load_settings(data_dir)
+    refuse_while_daemon(settings, "a restore")
     _file_job(json_flag(ctx, as_json), settings, "restore", lambda p: backups.restore(settings, path, p))

@@ -1,9 +1,10 @@
-"""memory-cli normalize: the normalization job with a progress bar, then a summary table."""
+"""memory-cli normalize: the normalization job with a progress bar, then a summary table; run by the
+daemon when one owns the data directory, else in this process."""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -18,6 +19,12 @@ from memory_service.cli_common import (
     load_settings,
     open_or_exit,
 )
+from memory_service.cli_via_daemon import follow_job, via_daemon
+from memory_service.daemon.client import DaemonSession, ToolError
+from memory_service.settings import Settings
+
+if TYPE_CHECKING:
+    from memory_service.core.normalize_schemas import NormalizeOptions, NormalizeStatusOutput
 
 
 def _flag(name: str, text: str) -> Any:
@@ -35,11 +42,10 @@ def normalize(
     as_json: AsJson = False,
 ) -> None:
     """Merge duplicates, remove orphaned graph nodes, re-embed, repair gaps between the stores and
-    flag stale code links, with a progress bar; then a summary. Exit 1 if the job failed."""
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+    flag stale code links, with a progress bar; then a summary. Exit 1 if the job failed.
 
-    from memory_service.core.normalize_schemas import NormalizeMemoryInput, NormalizeOptions
-    from memory_service.core.services.normalize import status_view
+    Through the daemon when one runs (normalize_memory, followed with normalize_status)."""
+    from memory_service.core.normalize_schemas import NormalizeOptions
 
     as_json = json_flag(ctx, as_json)
     settings = load_settings(data_dir)
@@ -49,23 +55,9 @@ def normalize(
         skip_orphan_cleanup=skip_orphan_cleanup,
         skip_embedding_refresh=skip_embedding_refresh,
     )
-    services = open_or_exit(settings)
-    try:
-        services.stores.embedder.wait_ready(settings.embedding.load_timeout_seconds)
-        started = services.normalize.start(NormalizeMemoryInput(options=options))
-        columns = (TextColumn("{task.description:<22}"), BarColumn(), TaskProgressColumn())
-        with Progress(*columns, console=err_console if as_json else console, disable=as_json) as bar:
-            task = bar.add_task("normalizing", total=100)
-            unsubscribe = services.jobs.listen(
-                started.job_id, lambda s, _d, _t: bar.update(task, completed=s.progress, description=s.phase)
-            )
-            services.jobs.wait(started.job_id)
-            unsubscribe()
-        state = services.jobs.get(started.job_id)
-    finally:
-        services.close()
-    assert state is not None
-    view = status_view(state)
+    view = via_daemon(settings, lambda session: _through(session, options, as_json))
+    if view is None:
+        view = _directly(settings, options, as_json)
     if as_json:
         typer.echo(json.dumps(view.model_dump(mode="json"), indent=2))
     else:
@@ -83,3 +75,52 @@ def normalize(
     if view.status != "completed":
         err_console.print(f"[red]normalize {view.status}[/red]: {view.error}")
         raise typer.Exit(1)
+
+
+def _bar(as_json: bool) -> Any:
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+
+    columns = (TextColumn("{task.description:<22}"), BarColumn(), TaskProgressColumn())
+    bar = Progress(*columns, console=err_console if as_json else console, disable=as_json)
+    bar.add_task("normalizing", total=100)
+    return bar
+
+
+def _through(session: DaemonSession, options: NormalizeOptions, as_json: bool) -> NormalizeStatusOutput:
+    from memory_service.core.normalize_schemas import NormalizeStatusOutput
+
+    try:
+        started = session.call("normalize_memory", {"options": options.model_dump(mode="json")})
+    except ToolError as exc:  # e.g. a normalization a session started is still running
+        err_console.print(f"[red]{exc.message}[/red] {exc.suggestion}")
+        raise typer.Exit(1) from None
+    with _bar(as_json) as bar:
+        answer = follow_job(
+            session,
+            "normalize_status",
+            started["job_id"],
+            lambda done, phase: bar.update(bar.task_ids[0], completed=done, description=phase),
+        )
+    return NormalizeStatusOutput.model_validate(answer)
+
+
+def _directly(settings: Settings, options: NormalizeOptions, as_json: bool) -> NormalizeStatusOutput:
+    from memory_service.core.normalize_schemas import NormalizeMemoryInput
+    from memory_service.core.services.normalize import status_view
+
+    services = open_or_exit(settings)
+    try:
+        services.stores.embedder.wait_ready(settings.embedding.load_timeout_seconds)
+        started = services.normalize.start(NormalizeMemoryInput(options=options))
+        with _bar(as_json) as bar:
+            task = bar.task_ids[0]
+            unsubscribe = services.jobs.listen(
+                started.job_id, lambda s, _d, _t: bar.update(task, completed=s.progress, description=s.phase)
+            )
+            services.jobs.wait(started.job_id)
+            unsubscribe()
+        state = services.jobs.get(started.job_id)
+    finally:
+        services.close()
+    assert state is not None
+    return status_view(state)

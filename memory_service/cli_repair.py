@@ -17,6 +17,7 @@ import typer
 from rich.table import Table
 
 from memory_service.cli_common import AsJson, DataDir, app, console, err_console, json_flag, load_settings
+from memory_service.cli_via_daemon import refuse_while_daemon
 from memory_service.core.errors import MemoryServiceError
 
 
@@ -41,6 +42,7 @@ def repair(
 
     as_json = json_flag(ctx, as_json)
     settings = load_settings(data_dir)
+    refuse_while_daemon(settings, "a repair")
     try:
         services = open_services(settings, housekeeping=False, repair=True, accept_empty=accept_empty)
     except MemoryServiceError as exc:

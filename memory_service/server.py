@@ -6,6 +6,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -30,49 +31,70 @@ Errors come back as {status: error, error: {code, message, details, suggestion}}
 """
 
 
-def build_server(settings: Settings | None = None) -> MCPServer[Any]:
+@dataclass
+class ServerState:
+    """The opened services, or why they could not be opened (shared by every connection)."""
+
+    holder: dict[str, Services] = field(default_factory=dict)
+    failure: dict[str, MemoryServiceError] = field(default_factory=dict)
+
+
+@asynccontextmanager
+async def serving(settings: Settings, state: ServerState) -> AsyncIterator[Services | None]:
+    """Start the HTTP side server, open the stores; close both at the end.
+
+    Yields None (and records why in ``state.failure``) when the stores cannot be opened: the
+    server still speaks MCP so that the client is told why (``initialize`` fails with the reason).
+    """
+    side, metrics = start_side_server(settings, state.holder.get, state.failure.get)
+    try:
+        try:
+            opener = functools.partial(open_services, settings, metrics=metrics)
+            services = await anyio.to_thread.run_sync(opener)
+        except MemoryServiceError as exc:
+            logger.error("memory-service cannot start: %s. %s", exc.message, exc.suggestion)
+            state.failure["error"] = exc
+            yield None
+            return
+        state.holder["services"] = services
+        if side is not None:
+            side.publish()  # we own the data directory now: memory-cli may find us
+        try:
+            yield services
+        finally:
+            state.holder.pop("services", None)
+            if side is not None:  # before the stores close: no scrape reads a closed store
+                await anyio.to_thread.run_sync(side.stop)
+                side = None
+            await anyio.to_thread.run_sync(services.close)
+    finally:
+        if side is not None:
+            await anyio.to_thread.run_sync(side.stop)
+
+
+def build_server(settings: Settings | None = None, *, shared: ServerState | None = None) -> MCPServer[Any]:
     """The MCP server; the stores open when a client connects and close when it leaves.
 
-    If they cannot be opened (another server owns the data directory, a store is broken), the
-    server still speaks MCP so that the client is told why: ``initialize`` fails with the reason.
+    With ``shared`` (the daemon), the stores were opened once by :func:`serving` and every
+    connection (each runs the lifespan) uses them; the lifespan opens and closes nothing.
     """
     settings = settings or Settings()
-    holder: dict[str, Services] = {}
-    failure: dict[str, MemoryServiceError] = {}
+    state = shared or ServerState()
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Services | None]:
-        side, metrics = start_side_server(settings, holder.get, failure.get)
-        try:
-            try:
-                opener = functools.partial(open_services, settings, metrics=metrics)
-                services = await anyio.to_thread.run_sync(opener)
-            except MemoryServiceError as exc:
-                logger.error("memory-service cannot start: %s. %s", exc.message, exc.suggestion)
-                failure["error"] = exc
-                yield None
-                return
-            holder["services"] = services
-            if side is not None:
-                side.publish()  # we own the data directory now: memory-cli may find us
-            try:
-                yield services
-            finally:
-                holder.pop("services", None)
-                if side is not None:  # before the stores close: no scrape reads a closed store
-                    await anyio.to_thread.run_sync(side.stop)
-                    side = None
-                await anyio.to_thread.run_sync(services.close)
-        finally:
-            if side is not None:
-                await anyio.to_thread.run_sync(side.stop)
+        if shared is not None:
+            yield state.holder.get("services")
+            return
+        async with serving(settings, state) as services:
+            yield services
 
     def services() -> Services:
-        return holder["services"]
+        return state.holder["services"]
 
     budget = int(settings.server.max_response_tokens * settings.server.chars_per_token)
     tools = [build_tool(spec, services, budget) for spec in ALL_TOOLS]
-    guard = RequestGuard([spec.name for spec in ALL_TOOLS], budget, lambda: failure.get("error"))
+    guard = RequestGuard([spec.name for spec in ALL_TOOLS], budget, lambda: state.failure.get("error"))
     return MCPServer(
         settings.server.name,
         instructions=INSTRUCTIONS,

@@ -176,6 +176,23 @@ class ServerSettings(BaseModel):
     http_port: int = Field(9090, ge=0, le=65535)
     # Prometheus instrumentation of tools, stores and the model (off: /metrics answers 404).
     metrics_enabled: bool = True
+    # MCP over streamable HTTP (`memory-service serve --http HOST:PORT`): the bearer token clients
+    # must send; required for any bind that is not loopback.
+    mcp_token: SecretStr | None = None
+
+
+class DaemonSettings(BaseModel):
+    """The per-data-directory daemon (docs/daemon.md): it owns the stores; every ``memory-service``
+    started over stdio forwards to it, starting it when none runs."""
+
+    # Off: each stdio process opens the stores itself (one process per data directory).
+    enabled: bool = True
+    # The daemon exits after this long with no client connected and no job running.
+    idle_timeout_s: float = Field(300.0, ge=0)
+    # How long a forwarder waits for a daemon it started to accept connections (model load, recovery).
+    start_timeout_s: float = Field(120.0, gt=0)
+    # Where the sockets live (a user-only directory); default: $XDG_RUNTIME_DIR, else the temp dir.
+    socket_dir: Path | None = None
 
 
 class Settings(BaseSettings):
@@ -198,6 +215,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=lambda: MemorySettings())
     indexer: IndexerSettings = Field(default_factory=lambda: IndexerSettings())
     server: ServerSettings = Field(default_factory=lambda: ServerSettings())
+    daemon: DaemonSettings = Field(default_factory=DaemonSettings)
     ranking: RankingSettings = Field(default_factory=lambda: RankingSettings())
 
     @model_validator(mode="after")

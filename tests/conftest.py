@@ -136,7 +136,23 @@ def server_env(data_dir: Path, *, model: Path | None) -> dict[str, str]:
             "MEMORY_PROJECT": "e2e",
             "HF_HUB_OFFLINE": "1",
             "MEMORY_SERVER__HTTP_PORT": "0",  # a free port each: test servers never fight over 9090
+            # `memory-service` forwards to a daemon it starts; a test's daemon leaves soon after
+            # its sessions (a test that opens the data directory next waits for that: daemon_gone).
+            "MEMORY_DAEMON__IDLE_TIMEOUT_S": "1",
         }
     )
     env["MEMORY_EMBEDDING__MODEL_PATH"] = str(model) if model else str(data_dir / "no-model-here")
     return env
+
+
+def daemon_gone(data_dir: Path, timeout: float = 60.0) -> None:
+    """Wait until no process owns ``data_dir`` (a test's daemon leaves 1 s after its last
+    session, MEMORY_DAEMON__IDLE_TIMEOUT_S in server_env); fail the test if it does not."""
+    import time
+
+    from memory_service.stores.owner_lock import read_owner
+
+    deadline = time.monotonic() + timeout
+    while (owner := read_owner(data_dir)) is not None:
+        assert time.monotonic() < deadline, f"pid {owner} still owns {data_dir} after {timeout:.0f} s"
+        time.sleep(0.05)

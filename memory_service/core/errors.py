@@ -1,9 +1,10 @@
 """One error hierarchy for the whole service.
 
 Every error carries what seed 001 (§3.5, §6) asks of it: a specific ``code`` (``VAL_*``, ``NF_*``,
-``CON_*``, ``SVC_*``, ``INT_*``), the broad ``category`` from the standard error-code table, a
-human ``message`` (what went wrong), ``details`` (why: field, provided value, allowed values...)
-and a ``suggestion`` (how to fix it). The MCP layer turns any of these into the error envelope.
+``CON_*``, ``SVC_*``, ``INT_*``; ``AUTH_*`` on the HTTP transport), the broad ``category`` from the
+standard error-code table, a human ``message`` (what went wrong), ``details`` (why: field, provided
+value, allowed values...) and a ``suggestion`` (how to fix it). The MCP layer turns any of these
+into the error envelope.
 """
 
 from __future__ import annotations
@@ -77,6 +78,22 @@ class ConflictError(MemoryServiceError):
     category = "CONFLICT"
     http_status = 409
     default_code = "CON_CONFLICT"
+
+
+class UnauthorizedError(MemoryServiceError):
+    """An HTTP request without the bearer token the server requires (MCP over streamable HTTP)."""
+
+    category = "UNAUTHORIZED"
+    http_status = 401
+    default_code = "AUTH_TOKEN_INVALID"
+
+
+class ForbiddenError(MemoryServiceError):
+    """An HTTP request refused whatever its credentials: a browser Origin or a Host not served."""
+
+    category = "FORBIDDEN"
+    http_status = 403
+    default_code = "AUTH_FORBIDDEN"
 
 
 class ServiceUnavailableError(MemoryServiceError):

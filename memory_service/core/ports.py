@@ -501,12 +501,24 @@ class WriteJournal(Protocol):
         ops: Sequence[dict[str, Any]],
         audit: Sequence[AuditEvent],
         also: Callable[[], None] | None = None,
+        *,
+        request_key: str | None = None,
+        answer: dict[str, Any] | None = None,
     ) -> None:
         """Enqueue ``ops`` on ``topic``, append ``audit``, run ``also`` (local bookkeeping that
-        must land with them, such as the code index state) and forget the entry (None: there
-        is none). One transaction when the queue lives in the journal's file; otherwise the
-        queue is written first, so a crash in between enqueues again at replay (operations
-        are idempotent)."""
+        must land with them, such as the code index state or a vote), record ``request_key`` as
+        applied with the ``answer`` its tool call gave, and forget the entry (None: there is
+        none). One transaction when the queue lives in the journal's file; otherwise the queue
+        is written first, so a crash in between enqueues again at replay (operations are
+        idempotent)."""
+        ...
+
+    def applied(self, request_key: str) -> bool:
+        """Whether a write with this key was committed (core/request_key.py: a re-send skips it)."""
+        ...
+
+    def answer(self, request_key: str) -> dict[str, Any] | None:
+        """The answer recorded with an applied key (None: not applied, or recorded without one)."""
         ...
 
     def pending(self) -> builtins.list[JournalEntry]:

@@ -31,6 +31,7 @@ FEEDBACK_TOOLS = [
         output_model=MemoryFeedbackOutput,
         handler=lambda s, r: s.feedback.vote(r),
         annotations=ADDITIVE,
+        keyed=True,
     ),
     ToolSpec(
         name="memory_supersede",
@@ -46,5 +47,6 @@ FEEDBACK_TOOLS = [
         output_model=MemorySupersedeOutput,
         handler=lambda s, r: s.supersede.supersede(r),
         annotations=SUPERSEDE,
+        keyed=True,
     ),
 ]

@@ -38,6 +38,7 @@ MEMORY_TOOLS = [
         output_model=MemoryAddOutput,
         handler=lambda s, r: s.memory.add(r),
         annotations=ADDITIVE,
+        keyed=True,
     ),
     ToolSpec(
         name="memory_update",
@@ -51,6 +52,7 @@ MEMORY_TOOLS = [
         output_model=MemoryUpdateOutput,
         handler=lambda s, r: s.memory.update(r),
         annotations=UPDATE,
+        keyed=True,
     ),
     ToolSpec(
         name="memory_delete",
@@ -63,6 +65,7 @@ MEMORY_TOOLS = [
         output_model=MemoryDeleteOutput,
         handler=lambda s, r: s.memory.delete(r.memory_id, expected_version=r.expected_version),
         annotations=DESTRUCTIVE,
+        keyed=True,
     ),
     ToolSpec(
         name="memory_get",
@@ -89,5 +92,6 @@ MEMORY_TOOLS = [
         output_model=MemoryBulkAddOutput,
         handler=lambda s, r: s.memory.bulk_add(r),
         annotations=ADDITIVE,
+        keyed=True,
     ),
 ]

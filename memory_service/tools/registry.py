@@ -6,6 +6,10 @@ Handlers are synchronous service calls run in a worker thread, so a slow store n
 event loop. Results carry structured content plus the same JSON as text, capped in size. Errors
 carry the envelope as text only, with ``isError``: ``structuredContent`` must match the tool's
 output schema, and strict clients (the TypeScript SDK) check it even on errors.
+
+A tool marked ``keyed`` runs its handler bound to the request key the stdio forwarder puts in
+``params._meta`` (core/request_key.py), so a call re-sent after the daemon died makes the same
+ids and skips the writes its first attempt made.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
+from memory_service.core import request_key
 from memory_service.core.errors import InternalError, MemoryServiceError
 from memory_service.core.limits import clip_text, fit_to_budget
 from memory_service.core.validation import validate_input
@@ -63,6 +68,10 @@ class ToolSpec:
     # The handler takes a third argument, ``progress(done, total)``, sent to the client as MCP
     # progress notifications when its request carries a progressToken (long single calls).
     reports_progress: bool = False
+    # Its writes follow from the request alone (not from what an earlier attempt wrote), so a
+    # re-send with the same request key takes the same path and skips the writes already made.
+    # Not for tools idempotent by content (import, indexing), whose re-send writes less.
+    keyed: bool = False
 
     def input_schema(self) -> dict[str, Any]:
         return model_schema(self.schema_model)
@@ -97,10 +106,11 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> T
         """The result and its error code ("" on success), which /metrics counts by."""
         try:
             request = validate_input(request_model, _pre_parse(arguments, schema))
-            if spec.reports_progress:
-                output = await anyio.to_thread.run_sync(spec.handler, services(), request, _progress(ctx))
-            else:
-                output = await anyio.to_thread.run_sync(spec.handler, services(), request)
+            with request_key.bound(_request_key(ctx) if spec.keyed else None):  # copied to the thread
+                if spec.reports_progress:
+                    output = await anyio.to_thread.run_sync(spec.handler, services(), request, _progress(ctx))
+                else:
+                    output = await anyio.to_thread.run_sync(spec.handler, services(), request)
             if spec.after is not None:
                 output = await spec.after(services(), request, output, ctx)
             payload, _ = fit_to_budget(output.model_dump(mode="json"), max_chars)
@@ -127,6 +137,15 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> T
         context_kwarg="ctx",
         annotations=spec.annotations,
     )
+
+
+def _request_key(ctx: Context) -> str | None:
+    """The request key in the call's ``_meta`` (None: absent, malformed, or no request)."""
+    try:
+        meta = ctx.request_context.meta
+    except ValueError:  # called outside a request
+        return None
+    return request_key.from_meta(meta)
 
 
 def _progress(ctx: Context) -> Callable[[int, int], None]:

@@ -1,4 +1,5 @@
-"""memory-cli health and stats, run as a user runs them, on a data directory the server wrote."""
+"""memory-cli health and stats, run as a user runs them, on a data directory the server wrote:
+through its daemon while a session runs, then on the stores themselves."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import PROFILE, REPO, require_model, server_env
+from tests.conftest import PROFILE, REPO, daemon_gone, require_model, server_env
 from tests.e2e.conftest import call_ok
 
 
@@ -29,7 +31,8 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 @pytest.mark.e2e
 async def test_health_and_stats_report_real_state(tmp_path: Path) -> None:
     env = server_env(tmp_path / "data", model=require_model())
-    # HTTP side server off: the CLI cannot ask the server (test_http_server.py covers it on).
+    # HTTP side server off: the CLI cannot ask it, so it asks the daemon (test_http_server.py
+    # covers the side server).
     env["MEMORY_SERVER__HTTP_ENABLED"] = "false"
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "memory_service"], env=env, cwd=str(REPO)
@@ -45,16 +48,31 @@ async def test_health_and_stats_report_real_state(tmp_path: Path) -> None:
                 "relationships": [{"type": "RELATES_TO", "target_id": a["memory_id"]}],
             },
         )
-        # While the server owns the data directory, the CLI says so instead of fighting over it.
-        busy = _cli("stats", "--json", env=env)
-        assert busy.returncode == 2 and "in use by a running memory-service" in busy.stderr
+        # While the daemon owns the data directory, the CLI asks it (opening the stores would fail).
+        asked = await anyio.to_thread.run_sync(lambda: _cli("health", "--json", env=env))
+        assert asked.returncode == 0, asked.stdout + asked.stderr
+        through = json.loads(asked.stdout)
+        asked = await anyio.to_thread.run_sync(lambda: _cli("stats", "--json", env=env))
+        assert asked.returncode == 0, asked.stdout + asked.stderr
+        daemon_figures = json.loads(asked.stdout)
+        assert daemon_figures["performance"]["tools"]["memory_add"]["calls"] == 2  # the daemon's counters
+        table = await anyio.to_thread.run_sync(lambda: _cli("health", env={**env, "COLUMNS": "200"}))
+        assert table.returncode == 0 and "graph sync queue" in table.stdout, table.stdout + table.stderr
+    assert through["healthy"] is True and through["sync"] == {"pending": 0, "inflight": 0, "failed": 0}
+    assert all(set(c) == {"component", "state", "backend", "detail"} for c in through["components"])
 
+    daemon_gone(tmp_path / "data")  # the daemon leaves 1 s after the session: the CLI opens the stores
     health = _cli("health", "--json", env=env)
     assert health.returncode == 0, health.stdout + health.stderr
     report = json.loads(health.stdout)
     states = {c["component"]: c["state"] for c in report["components"]}
     assert report["healthy"] is True
     assert states["vectors"] == "ok" and states["graph"] == "ok" and states["embedding"] == "ok"
+    # The daemon's answer names the same parts, states and backends as the stores opened here.
+    assert [(c["component"], c["state"], c["backend"]) for c in through["components"]] == [
+        (c["component"], c["state"], c["backend"]) for c in report["components"]
+    ]
+    assert through["sync"] == report["sync"]
 
     stats = _cli("--json", "stats", env=env)  # --json is a flag, before or after the command
     assert stats.returncode == 0, stats.stderr
@@ -85,6 +103,8 @@ async def test_health_and_stats_report_real_state(tmp_path: Path) -> None:
     assert figures["relationships"]["by_type"] == {"RELATES_TO": 1}
     assert figures["sync"] == {"pending": 0, "inflight": 0, "failed": 0, "dead": 0}
     assert figures["audit_events"] == 2 and figures["health"]["graph"] == "ok"
+    for same in ("memories", "relationships", "index", "sync", "audit_events"):
+        assert daemon_figures[same] == figures[same], same  # the daemon counted the same store
 
 
 def test_health_without_model_exits_nonzero_and_says_why(tmp_path: Path) -> None:

@@ -53,6 +53,7 @@ class Written:
 
 
 def _start(env: dict[str, str], log: Path, plan: str | None = None) -> StdioServer:
+    env = {**env, "MEMORY_DAEMON__ENABLED": "false"}  # the server itself, not a forwarder to it
     if plan:
         env = {**env, "MEMORY_TEST_CRASH_AT": plan}
     try:

@@ -18,7 +18,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import REPO, require_model, server_env
+from tests.conftest import REPO, daemon_gone, require_model, server_env
 from tests.e2e.conftest import call_error, call_ok, payload
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -156,7 +156,9 @@ async def test_stderr_lines_stay_small_whatever_the_input(tmp_path: Path) -> Non
         await call_error(client, "index_file", {"file_path": "p" * HUGE})
         result = await client.call_tool("no_such_tool_" + "n" * HUGE, {})
         assert result.is_error and len(result.content[0].text) < ENVELOPE_LIMIT  # type: ignore[union-attr]
+    daemon_gone(tmp_path / "data")  # the forwarder's stderr, then the daemon's own log
     lines = log.read_text(errors="replace").splitlines()
+    lines += (tmp_path / "data" / "daemon.log").read_text(errors="replace").splitlines()
     assert lines, "the server logged nothing at all"
     assert max(len(line) for line in lines) < ENVELOPE_LIMIT
     assert not any("╭" in line or "│" in line for line in lines), "rich panels in the log"

@@ -25,7 +25,7 @@ from memory_service import __version__
 from memory_service.observability.discovery import HTTP_FILENAME, running_server
 from memory_service.server import build_server
 from memory_service.settings import ServerSettings, Settings
-from tests.conftest import PROFILE, REPO, require_model, server_env
+from tests.conftest import PROFILE, REPO, daemon_gone, require_model, server_env
 from tests.e2e.conftest import call_error, call_ok, make_settings
 from tests.e2e.test_cli import _cli
 from tests.unit.observability.test_metric_names import EXPECTED
@@ -267,6 +267,7 @@ async def test_memory_cli_asks_the_running_server_then_opens_the_stores(tmp_path
         assert table.returncode == 0 and "memories" in table.stdout
 
     data_dir = tmp_path / "data"
+    daemon_gone(data_dir)  # the daemon (and its side server) leaves 1 s after the session
     assert not (data_dir / HTTP_FILENAME).exists()
     # A file left by a killed server (dead pid, closed port) is ignored: the CLI opens the stores.
     (data_dir / HTTP_FILENAME).write_text(

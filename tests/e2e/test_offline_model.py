@@ -18,7 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.conftest import REPO, server_env
+from tests.conftest import REPO, daemon_gone, server_env
 from tests.e2e.conftest import call_ok
 
 pytestmark = [pytest.mark.e2e]
@@ -70,6 +70,8 @@ async def test_memory_add_goes_lexical_without_a_model(offline_env: dict[str, st
             found = await call_ok(client, "memory_search", {"query": "webhook retry backoff"})
         errlog.seek(0)
         stderr = errlog.read()
+    daemon_gone(tmp_path / "data")  # the daemon, which loads the model, logs to its own file
+    stderr += (tmp_path / "data" / "daemon.log").read_text(errors="replace")
     assert got["memory"]["embedding_pending"] is True
     assert found["search_mode"] == "lexical"
     assert offline_env["HF_ENDPOINT"] in found["model_status"]

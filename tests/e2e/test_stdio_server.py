@@ -12,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from memory_service.tools import ALL_TOOLS
-from tests.conftest import REPO, require_model, server_env
+from tests.conftest import REPO, daemon_gone, require_model, server_env
 from tests.e2e.conftest import call_error, call_ok
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -96,6 +96,7 @@ async def test_server_starts_without_a_model_and_says_so(tmp_path: Path) -> None
         assert got["memory"]["embedding_pending"] is True
 
     # With a model, housekeeping embeds what was stored without one; semantic search then finds it.
+    daemon_gone(tmp_path / "data")  # a daemon started with these settings (no model) is gone
     async with Client(_params(tmp_path / "data", require_model())) as client:
         deadline = anyio.current_time() + 60
         while True:
@@ -110,11 +111,13 @@ async def test_server_starts_without_a_model_and_says_so(tmp_path: Path) -> None
         assert found["results"][0]["memory_id"] == added["memory_id"]
 
 
-def test_second_server_on_same_data_dir_fails_clearly(tmp_path: Path) -> None:
-    """One owner per data directory: a second process says who owns it instead of corrupting it."""
+@pytest.mark.parametrize("second_args", [[], ["--no-daemon"]], ids=["forwarder", "no-daemon"])
+def test_second_server_on_same_data_dir_fails_clearly(tmp_path: Path, second_args: list[str]) -> None:
+    """One owner per data directory: a server run with --no-daemon owns it, and a second process
+    (a forwarder, whose daemon cannot start, or another --no-daemon) says who owns it."""
     env = server_env(tmp_path / "data", model=None)
     first = subprocess.Popen(
-        [sys.executable, "-m", "memory_service"],
+        [sys.executable, "-m", "memory_service", "--no-daemon"],
         env=env,
         cwd=REPO,
         stdin=subprocess.PIPE,
@@ -131,7 +134,7 @@ def test_second_server_on_same_data_dir_fails_clearly(tmp_path: Path) -> None:
         first.stdin.flush()
         assert b'"result"' in first.stdout.readline()  # the lifespan has opened the stores
         second = subprocess.run(
-            [sys.executable, "-m", "memory_service"],
+            [sys.executable, "-m", "memory_service", *second_args],
             env=env,
             cwd=REPO,
             input=init,

@@ -5,6 +5,10 @@ like every other mutation; nothing on the record changes, so votes are never ove
 ranking reads their mean as the ``utility`` component. The vote still holds the locks of both
 memories from validation to append: a vote is never recorded on a memory a racing delete removed,
 and racing votes each report the count and mean that include the ones before them.
+
+The vote row is added in the writer's commit transaction (with the audit event and the request
+key), so a re-sent call (core/request_key.py) whose first attempt recorded its vote finds the key
+applied and answers as that attempt did, with no second vote.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from memory_service.core.records import Stores
 from memory_service.core.services.kinds import PROBLEM_KIND
 from memory_service.core.services.memory import MemoryService
 from memory_service.core.services.signals import UTILITY_VOTE
-from memory_service.core.services.writer import RecordWriter
+from memory_service.core.services.writer import RecordWriter, answered
 
 
 class FeedbackService:
@@ -32,6 +36,8 @@ class FeedbackService:
             return self._vote(req)
 
     def _vote(self, req: MemoryFeedbackInput) -> MemoryFeedbackOutput:
+        if (done := self._writer.answered_before(MemoryFeedbackOutput)) is not None:
+            return done  # a re-send: the vote is in (the counts answered then include it)
         record = self._memory.load(req.memory_id)
         problem = self._memory.load(req.problem_id, field="problem_id")
         if problem.type != PROBLEM_KIND:
@@ -44,6 +50,14 @@ class FeedbackService:
             )
         previous = self._stores.votes.of([record.id]).get(record.id, [])
         votes = [*previous, req.vote]
+        out = MemoryFeedbackOutput(
+            status="recorded" if req.mode == "commit" else "dry_run",
+            memory_id=record.id,
+            problem_id=problem.id,
+            vote=req.vote,
+            votes_count=len(votes),
+            mean_vote=round(sum(votes) / len(votes), 4),
+        )
         if req.mode == "commit":
             event = AuditEvent(
                 UTILITY_VOTE,
@@ -57,13 +71,9 @@ class FeedbackService:
                     "evidence_refs": list(dict.fromkeys(req.evidence_refs or [])),
                 },
             )
-            self._stores.votes.add([Vote(record.id, problem.id, req.vote, self._actor)])
-            self._writer.write([], audit=[event])
-        return MemoryFeedbackOutput(
-            status="recorded" if req.mode == "commit" else "dry_run",
-            memory_id=record.id,
-            problem_id=problem.id,
-            vote=req.vote,
-            votes_count=len(votes),
-            mean_vote=round(sum(votes) / len(votes), 4),
-        )
+            vote = Vote(record.id, problem.id, req.vote, self._actor)
+            earlier = self._writer.write(
+                [], audit=[event], also=lambda: self._stores.votes.add([vote]), answer=out
+            )
+            return answered(out, earlier)
+        return out

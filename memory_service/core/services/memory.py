@@ -3,11 +3,14 @@
 Every read-modify-write of a record (update, delete, and supersede / feedback in their services)
 loads the record while holding its lock from :attr:`MemoryService.locks`, so concurrent calls on
 one memory apply one after the other: no acknowledged change is lost and a delete is final.
+
+A re-sent call (the same request key, core/request_key.py) makes the same ids and answers as the
+first attempt did, without writing again: add and bulk add through the writer's skipped write;
+update and delete ask first, since their version check or the deletion itself would refuse them.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -31,6 +34,7 @@ from memory_service.core.models import (
 )
 from memory_service.core.ports import AuditEvent, GraphEdge, GraphNode, PayloadFilter
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, Stores, from_payload, thread_of
+from memory_service.core.request_key import new_id
 from memory_service.core.schemas import (
     BulkError,
     ConflictItem,
@@ -61,7 +65,7 @@ from memory_service.core.services.write_rules import (
     immutable_content,
     refuse_chain_keys,
 )
-from memory_service.core.services.writer import RecordWriter
+from memory_service.core.services.writer import RecordWriter, answered
 from memory_service.core.validation import validate_input
 from memory_service.settings import MemorySettings
 
@@ -124,13 +128,15 @@ class MemoryService:
         record, edges = self._new_record(data.type, data.content, data.metadata, data.relationships, "")
         vectors = self._writer.embed([record.embedding_text()])
         conflicts = self._conflicts(record, vectors[0] if vectors else None)
-        self._writer.write(
+        out = MemoryAddOutput(memory_id=record.id, status="created", conflicts=conflicts)
+        earlier = self._writer.write(
             [record],
             graph_ops=self._graph_ops([record], edges),
             audit=[self._audit("create", record)],
             vectors=vectors,
+            answer=out,
         )
-        return MemoryAddOutput(memory_id=record.id, status="created", conflicts=conflicts)
+        return answered(out, earlier)
 
     def bulk_add(self, request: MemoryBulkAddRequest) -> MemoryBulkAddOutput:
         records: list[MemoryRecord] = []
@@ -148,19 +154,24 @@ class MemoryService:
                 continue
             records.append(record)
             edges.extend(item_edges)
-        if records:
-            self._writer.write(
-                records,
-                graph_ops=self._graph_ops(records, edges),
-                audit=[self._audit("create", r) for r in records],
-            )
-        return MemoryBulkAddOutput(created=len(records), memory_ids=[r.id for r in records], errors=errors)
+        out = MemoryBulkAddOutput(created=len(records), memory_ids=[r.id for r in records], errors=errors)
+        if not records:
+            return out
+        earlier = self._writer.write(
+            records,
+            graph_ops=self._graph_ops(records, edges),
+            audit=[self._audit("create", r) for r in records],
+            answer=out,
+        )
+        return answered(out, earlier)
 
     def update(self, data: MemoryUpdateInput) -> MemoryUpdateOutput:
         with self.writing((data.memory_id, "memory_id")):
             return self._update(data)
 
     def _update(self, data: MemoryUpdateInput) -> MemoryUpdateOutput:
+        if (done := self._writer.answered_before(MemoryUpdateOutput)) is not None:
+            return done  # a re-send: the version was bumped once, by the first attempt
         record = self.load(data.memory_id)
         check_version(record, data.expected_version)
         changed: list[str] = []
@@ -203,13 +214,15 @@ class MemoryService:
         graph_ops = [op_upsert_nodes([memory_node(new)])]
         if linked := cited + self._linker.edges([new]):  # additive: references dropped keep their edges
             graph_ops.append(op_upsert_edges(linked))
-        self._writer.write(
+        out = MemoryUpdateOutput(memory_id=record.id, status="updated", updated_fields=changed)
+        earlier = self._writer.write(
             [new],
             graph_ops=graph_ops,
             audit=[self._audit("update", new, {"updated_fields": changed})],
             reembed=reembed,
+            answer=out,
         )
-        return MemoryUpdateOutput(memory_id=record.id, status="updated", updated_fields=changed)
+        return answered(out, earlier)
 
     def delete(self, memory_id: str, *, expected_version: int | None = None) -> MemoryDeleteOutput:
         """Soft-delete; final: a write racing after it finds no memory (it waits for the lock)."""
@@ -217,6 +230,8 @@ class MemoryService:
             return self._delete(memory_id, expected_version)
 
     def _delete(self, memory_id: str, expected_version: int | None) -> MemoryDeleteOutput:
+        if (done := self._writer.answered_before(MemoryDeleteOutput)) is not None:
+            return done  # a re-send: the first attempt deleted it
         record = self.load(memory_id)
         check_version(record, expected_version)
         warnings: list[str] = []
@@ -234,13 +249,15 @@ class MemoryService:
             Relationship(type=e.type, source_id=e.source_id, target_id=e.target_id, properties=e.properties)
             for e in removed
         ]
-        self._writer.write(
+        out = MemoryDeleteOutput(status="deleted", relationships_removed=len(removed), warnings=warnings)
+        earlier = self._writer.write(
             [record],
             graph_ops=[op_delete_edges_of(MEMORY_LABEL, record.id)],
             audit=[self._audit("delete", record, {"relationships_removed": len(removed)})],
             reembed=False,
+            answer=out,
         )
-        return MemoryDeleteOutput(status="deleted", relationships_removed=len(removed), warnings=warnings)
+        return answered(out, earlier)
 
     # ------------------------------------------------------------------ helpers
 
@@ -256,7 +273,7 @@ class MemoryService:
         problem = check_problem_link(self._stores, str(memory_type), meta, relationships or [], prefix)
         now = utcnow()
         record = MemoryRecord(
-            id=str(uuid.uuid4()),
+            id=new_id(),  # the same on a re-sent call (core/request_key.py)
             type=str(memory_type),
             content=content,
             metadata=meta,

@@ -10,6 +10,10 @@ must both be live, which two facts of one chain never are, and a graph walk refu
 that the old one already (transitively) supersedes, in case metadata and edges ever disagree. All
 checks run before the dry-run preview, so a dry run refuses exactly what a commit would, and the
 whole call holds the locks of every memory it names (it rewrites the old fact's metadata).
+
+A committed call makes one write per memory it creates, then the old fact's rewrite. Re-sent with
+the same request key (core/request_key.py), it makes the same ids and skips the writes done; when
+the rewrite was done, it answers as the first attempt did (the old fact is superseded by then).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from memory_service.core.records import MEMORY_LABEL, Stores
 from memory_service.core.schemas import MemoryAddInput, RelationshipInput
 from memory_service.core.services.graph_sync import op_upsert_edges
 from memory_service.core.services.memory import MemoryService
-from memory_service.core.services.writer import RecordWriter
+from memory_service.core.services.writer import RecordWriter, answered
 
 SUPERSEDES = "SUPERSEDES"
 INTRODUCES = "INTRODUCES"
@@ -46,6 +50,10 @@ class SupersedeService:
             return self._supersede(req)
 
     def _supersede(self, req: MemorySupersedeInput) -> MemorySupersedeOutput:
+        if req.mode == "commit":  # the old fact's rewrite comes after one write per memory created
+            creates = (req.new_fact_id is None) + (req.change_id is None)
+            if (done := self._writer.answered_before(MemorySupersedeOutput, ahead=creates)) is not None:
+                return done
         old = self._memory.load(req.old_fact_id, field="old_fact_id")
         _expect(old, MemoryType.FACT, "old_fact_id")
         if old.metadata.get("superseded"):
@@ -104,10 +112,15 @@ class SupersedeService:
             self._actor,
             {"new_fact_id": new_id, "change_id": change_id, **props},
         )
-        self._writer.write(
-            [old], graph_ops=[op_upsert_edges(edges)] if edges else [], audit=[event], reembed=False
+        out = self._output("committed", old, new_id, change_id, req)
+        earlier = self._writer.write(
+            [old],
+            graph_ops=[op_upsert_edges(edges)] if edges else [],
+            audit=[event],
+            reembed=False,
+            answer=out,
         )
-        return self._output("committed", old, new_id, change_id, req)
+        return answered(out, earlier)
 
     def _existing(self, memory_id: str | None, kind: MemoryType, field: str) -> MemoryRecord | None:
         if memory_id is None:

@@ -5,7 +5,9 @@ operations, the audit events; or, for the code indexer, which points, graph oper
 index-state rows), then changes the vector store, then commits: outbox + audit + forgetting the
 entry. An entry still there at start is a write a crash interrupted; :class:`JournalReplay`
 finishes it for what reached the vector store and drops it for what did not (such a write was
-never acknowledged). So no acknowledged write depends on luck for its derived writes.
+never acknowledged). So no acknowledged write depends on luck for its derived writes. A finished
+entry's request key is recorded as applied, so the tool call the crash cut short, re-sent, skips
+it; a dropped entry's is not, so the re-send writes it (core/request_key.py).
 
 :func:`crash_point` is a test-only fault hook (``MEMORY_TEST_CRASH_AT``), inert unless set.
 """
@@ -76,13 +78,17 @@ def records_body(
     points: list[VectorPoint] | None,
     ops: list[dict[str, Any]],
     audit: list[AuditEvent],
+    *,
+    request_key: str | None = None,
+    answer: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A memory write's intent: each record's id, version, content hash and whether it gets a
-    thread-context pair (``points`` None: a payload-only rewrite, the pair is left as it is)."""
+    thread-context pair (``points`` None: a payload-only rewrite, the pair is left as it is);
+    the write's request key and its tool's answer, recorded when the write is finished."""
     context = (
         [bool(p.context_dense or p.context_sparse) for p in points] if points else [False] * len(records)
     )
-    return {
+    body: dict[str, Any] = {
         "kind": "records",
         "records": [
             {"id": r.id, "version": r.version, "hash": r.content_hash, "context": c}
@@ -91,6 +97,9 @@ def records_body(
         "ops": ops,
         "audit": [_event_json(e) for e in audit],
     }
+    if request_key:
+        body["request_key"], body["answer"] = request_key, answer
+    return body
 
 
 def code_body(
@@ -184,7 +193,14 @@ class JournalReplay:
         if with_context:
             have = self._stores.vectors.context_ids(MEMORIES, with_context)
             out.rewrite.extend(i for i in with_context if i not in have)
-        self._journal.commit(entry.id, GRAPH_SYNC_TOPIC, ops, audit)
+        self._journal.commit(
+            entry.id,
+            GRAPH_SYNC_TOPIC,
+            ops,
+            audit,
+            request_key=entry.body.get("request_key"),  # a re-send of that call now skips the write
+            answer=entry.body.get("answer"),
+        )
         out.finished += 1
 
     def _settle_code(self, entry: JournalEntry) -> None:

@@ -6,14 +6,21 @@ the vector store → commit (graph changes into the durable outbox, audit events
 forgotten) → acknowledge; then drain the outbox so that the graph is usually current by the time
 the caller reads it. A crash anywhere is finished or undone by :meth:`RecordWriter.recover` at
 the next start (:mod:`.write_journal`; docs/architecture.md §4).
+
+Idempotent retries: inside a keyed tool call (:mod:`memory_service.core.request_key`) each write
+takes the request's next write key. The key is recorded as applied in the commit's transaction
+(or by the replay that finishes the write), with the tool's answer; a re-send of the call reaches
+the same write with the same key, skips it and answers as the first attempt did.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.models import MemoryRecord
@@ -26,6 +33,7 @@ from memory_service.core.records import (
     from_payload,
     to_payload,
 )
+from memory_service.core.request_key import next_write_key, peek_write_key
 from memory_service.core.services.graph_sync import GraphSync
 from memory_service.core.services.threads import ThreadContext
 from memory_service.core.services.write_journal import (
@@ -37,6 +45,14 @@ from memory_service.core.services.write_journal import (
 )
 
 logger = logging.getLogger(__name__)
+
+A = TypeVar("A", bound=BaseModel)
+
+
+def answered(answer: A, earlier: dict[str, Any] | None) -> A:
+    """The call's answer: its own, or the one recorded by the earlier attempt that made the write
+    (what :meth:`RecordWriter.write` returns when a re-send finds the write applied)."""
+    return type(answer).model_validate(earlier) if earlier else answer
 
 
 class RecordWriter:
@@ -70,8 +86,23 @@ class RecordWriter:
         audit: Sequence[AuditEvent] = (),
         reembed: bool = True,
         vectors: list[list[float]] | None = None,
-    ) -> None:
-        """Persist records (re-embedding them unless told otherwise), queue graph ops, audit."""
+        also: Callable[[], None] | None = None,
+        answer: BaseModel | None = None,
+    ) -> dict[str, Any] | None:
+        """Persist records (re-embedding them unless told otherwise), queue graph ops, audit, and
+        run ``also`` (bookkeeping in the local file, such as a vote: in the commit's transaction).
+
+        In a keyed tool call the write takes the request's next write key. A key applied already
+        (a re-send after this write landed) skips the whole write and returns the answer recorded
+        with it ({} when none); otherwise the key and ``answer`` are recorded with the commit and
+        None is returned (see :func:`answered`).
+        """
+        journal = self._stores.journal
+        key = next_write_key() if journal is not None else None
+        if journal is not None and key is not None and journal.applied(key):
+            logger.info("write %s applied already (a re-sent call): skipped", key)
+            return journal.answer(key) or {}
+        reply = answer.model_dump(mode="json") if answer is not None and key is not None else None
         ops, events = graph_ops or [], stamp(tuple(audit))
         points: list[VectorPoint] = []
         if records:
@@ -93,9 +124,12 @@ class RecordWriter:
                 )
             if reembed:
                 self._add_context(records, texts, points)
-        journal = self._stores.journal
         entry = (
-            journal.begin(records_body(list(records), points if reembed else None, ops, events))
+            journal.begin(
+                records_body(
+                    list(records), points if reembed else None, ops, events, request_key=key, answer=reply
+                )
+            )
             if (journal is not None and records)
             else None
         )
@@ -106,7 +140,7 @@ class RecordWriter:
             elif records:
                 self._stores.vectors.overwrite_payload(MEMORIES, points)
             crash_point("write.upserted")
-            self._commit(entry, ops, events)
+            self._commit(entry, ops, events, also, key, reply)
         except BaseException:
             if entry is not None:  # settled (finished or dropped) on the next drain, or at start
                 with self._unsettled_lock:
@@ -115,12 +149,35 @@ class RecordWriter:
         crash_point("write.committed")
         self._bump_generation()
         self.drain_quietly()
+        return None
 
-    def _commit(self, entry: str | None, ops: list[dict[str, Any]], events: list[AuditEvent]) -> None:
-        """Outbox + audit + forgetting the intent: one transaction on the embedded queue."""
+    def answered_before(self, model: type[A], *, ahead: int = 0) -> A | None:
+        """In a keyed call: the answer recorded by this request's next write (``ahead`` writes
+        later) when a re-send finds that write applied, else None. For a tool whose re-send could
+        not reach its write (the version checked or the record deleted by the first attempt):
+        asked first, and the call then ends with this answer."""
+        journal, key = self._stores.journal, peek_write_key(ahead)
+        recorded = journal.answer(key) if journal is not None and key is not None else None
+        return model.model_validate(recorded) if recorded is not None else None
+
+    def _commit(
+        self,
+        entry: str | None,
+        ops: list[dict[str, Any]],
+        events: list[AuditEvent],
+        also: Callable[[], None] | None,
+        key: str | None,
+        reply: dict[str, Any] | None,
+    ) -> None:
+        """Outbox + audit + ``also`` + the request key + forgetting the intent: one transaction
+        on the embedded queue."""
         if self._stores.journal is not None:
-            self._stores.journal.commit(entry, GRAPH_SYNC_TOPIC, ops, events)
+            self._stores.journal.commit(
+                entry, GRAPH_SYNC_TOPIC, ops, events, also, request_key=key, answer=reply
+            )
             return
+        if also is not None:
+            also()
         self._sync.enqueue(ops)
         if events:
             self._stores.audit.append(events)

@@ -1,0 +1,174 @@
+"""memory-cli through the data directory's daemon (docs/daemon.md).
+
+While a daemon owns the stores, the commands call its tools, the same ones every session calls,
+instead of opening the stores. :func:`via_daemon` runs a command's work through the daemon, or
+returns None when none runs so that the command opens the stores itself. The other functions
+turn tool answers into what the direct path prints, and refuse the commands that need the stores
+closed (backup, restore, repair).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+
+from memory_service.cli_common import err_console
+from memory_service.core.errors import ServiceUnavailableError
+from memory_service.daemon.client import DaemonSession, read_hello
+from memory_service.daemon.forwarder import DaemonUnavailable
+from memory_service.daemon.paths import DaemonPaths
+from memory_service.settings import Settings
+from memory_service.stores.owner_lock import read_owner
+
+T = TypeVar("T")
+# How long to wait for a daemon that went away mid-command to release the stores (or for one
+# being started to answer) before opening the stores directly.
+SETTLE_S = 30.0
+POLL_S = 0.25
+FINISHED = ("completed", "failed", "cancelled", "interrupted")
+# What health calls the parts that memory_statistics names no backend for: the embedder
+# (fastembed_embedder.py) and the data directory's store presence (store_presence.py).
+FIXED_BACKENDS = {"embedding": "fastembed", "stores": "data-dir"}
+
+
+def via_daemon(settings: Settings, work: Callable[[DaemonSession], T]) -> T | None:
+    """``work``'s result through the daemon serving the data directory; None when none runs.
+
+    A daemon that goes away under the command (it was stopping) is waited for until it has
+    released the stores, then the command starts again: through its successor if a session
+    started one, else with None (the caller opens the stores). So is a daemon still starting (a
+    session's forwarder holds the spawn lock) or stopping (its ``daemon.json`` names the lock's
+    holder). A directory held by a ``--no-daemon`` server gives None at once: the caller's open
+    then says who holds it.
+    """
+    paths = DaemonPaths.of(settings)
+    deadline: float | None = None
+    went_away = False
+    while True:
+        try:
+            with DaemonSession(settings) as session:
+                return work(session)
+        except DaemonUnavailable as exc:
+            if exc.code == "SVC_DAEMON_VERSION":
+                err_console.print(f"[yellow]{exc}.[/yellow]")
+                raise typer.Exit(2) from None
+        except ServiceUnavailableError as exc:
+            if exc.code == "SVC_DAEMON_SOCKET_DIR":
+                return None  # no daemon can listen there
+            if exc.code != "SVC_DAEMON_GONE":
+                err_console.print(f"[red]{exc.message}[/red] {exc.suggestion}")
+                raise typer.Exit(1) from None
+            went_away = True
+        owner = read_owner(paths.data_dir)
+        settling = _spawning(paths) or (owner is not None and (went_away or _daemon_holds(paths, owner)))
+        if not settling:
+            return None
+        deadline = deadline or time.monotonic() + max(SETTLE_S, settings.daemon.start_timeout_s)
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.1)
+
+
+def _daemon_holds(paths: DaemonPaths, owner: int) -> bool:
+    info = paths.read_info()
+    return info is not None and info.get("pid") == owner
+
+
+def _spawning(paths: DaemonPaths) -> bool:
+    """A forwarder holds the spawn lock: it is starting a daemon (or checking for one)."""
+    try:
+        fd = os.open(paths.spawn_lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops our shared lock, if we took it
+    return False
+
+
+def refuse_while_daemon(settings: Settings, command: str) -> None:
+    """Exit 2 with one line when a daemon (of any version) owns the data directory: ``command``
+    needs the stores closed."""
+    hello = read_hello(settings)
+    if hello is None:
+        return
+    err_console.print(
+        f"[yellow]The memory-service daemon (pid {hello['pid']}) owns {settings.resolved_data_dir}; "
+        f"{command} needs the stores closed.[/yellow] Stop it with `memory-cli daemon stop` and run "
+        "the command again (a session still connected to it starts a new daemon at once: close "
+        "those sessions first)."
+    )
+    raise typer.Exit(2)
+
+
+def daemon_health(session: DaemonSession, wait_model_s: float) -> dict[str, Any]:
+    """memory-cli health's report from memory_statistics, asked again while the model is still
+    loading (for up to ``wait_model_s``), as the direct path waits for the model it loads."""
+    deadline = time.monotonic() + wait_model_s
+    while True:
+        figures = session.call("memory_statistics", {})
+        if figures.get("health", {}).get("embedding") != "degraded" or time.monotonic() >= deadline:
+            return health_report(figures)
+        time.sleep(0.5)
+
+
+def health_report(figures: dict[str, Any]) -> dict[str, Any]:
+    """{healthy, components: [{component, state, backend, detail}], sync} from memory_statistics:
+    the backends from its storage section, a part's detail from its warning (``"<name> <state>:
+    <detail>"``, given for each part that is not ok); an ok part's detail (a path) is not sent."""
+    storage = figures.get("storage", {})
+    backends = {
+        "vectors": storage.get("vector_store", ""),
+        "graph": storage.get("graph_store", ""),
+        "cache": storage.get("cache_store", ""),
+        "queue": storage.get("cache_store", ""),  # one setting, redis.backend, picks both
+        **FIXED_BACKENDS,
+    }
+    warnings = [w for w in figures.get("warnings", []) if isinstance(w, str)]
+    rows = []
+    for name, state in figures.get("health", {}).items():
+        prefix = f"{name} {state}: "
+        detail = next((w.removeprefix(prefix) for w in warnings if w.startswith(prefix)), "")
+        rows.append({"component": name, "state": state, "backend": backends.get(name, ""), "detail": detail})
+    sync = figures.get("sync", {})
+    inflight = sync.get("inflight", 0)
+    return {
+        "healthy": all(row["state"] != "unavailable" for row in rows),
+        "components": rows,
+        # statistics counts the in-flight changes as pending too; the queue's own counts do not
+        "sync": {
+            "pending": sync.get("pending", 0) - inflight,
+            "inflight": inflight,
+            "failed": sync.get("failed", 0),
+        },
+    }
+
+
+def follow_job(
+    session: DaemonSession, status_tool: str, job_id: str, moved: Callable[[int, str], None]
+) -> dict[str, Any]:
+    """Ask ``status_tool`` about the job until it ends, reporting (progress, phase) to ``moved``;
+    its last answer. Interrupted (Ctrl-C), say that the job goes on in the daemon."""
+    try:
+        while True:
+            answer = session.call(status_tool, {"job_id": job_id})
+            job = answer.get("job") or answer  # index_status nests the job; normalize_status is it
+            moved(int(job.get("progress") or 0), str(job.get("phase") or job.get("status") or ""))
+            if job.get("status") in FINISHED:
+                return answer
+            time.sleep(POLL_S)
+    except KeyboardInterrupt:
+        with contextlib.suppress(Exception):
+            err_console.print(
+                f"\nThe job {job_id} goes on in the daemon: follow it with {status_tool} (job_id {job_id})."
+            )
+        raise typer.Exit(130) from None

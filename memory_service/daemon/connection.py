@@ -1,0 +1,72 @@
+"""One MCP session over a byte stream (a Unix socket): newline-delimited JSON-RPC, as over stdio.
+
+The forwarder relays its client's stdio lines unchanged, so the daemon serves exactly the
+stdio framing on each socket connection.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from anyio.abc import ByteStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp.server.lowlevel import Server
+from mcp.shared.message import SessionMessage
+
+logger = logging.getLogger(__name__)
+
+MAX_LINE = 256 * 1024 * 1024  # one JSON-RPC message; imports carry whole files
+_GONE = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError)
+
+
+async def serve_connection(server: Server[Any], stream: ByteStream, hello: bytes = b"") -> None:
+    """Serve one client until it disconnects (the read side ends the session); ``hello`` is
+    sent first (the daemon's notification of who it is, :mod:`.hello`)."""
+    read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+    lines = BufferedByteReceiveStream(stream)
+
+    async def reader() -> None:
+        async with read_send:
+            while True:
+                try:
+                    line = await lines.receive_until(b"\n", MAX_LINE)
+                except _GONE:
+                    return
+                except anyio.DelimiterNotFound:
+                    logger.warning("a client sent a message over %d bytes: disconnected", MAX_LINE)
+                    return
+                if not line.strip():
+                    continue
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except Exception as exc:  # the session answers a parse error, as over stdio
+                    await read_send.send(exc)
+                    continue
+                await read_send.send(SessionMessage(message))
+
+    async def writer() -> None:
+        async with write_recv:
+            broken = False
+            async for item in write_recv:
+                if broken:
+                    continue  # keep draining: the session must never block on a gone client
+                data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                try:
+                    await stream.send(data.encode() + b"\n")
+                except _GONE:
+                    broken = True
+
+    try:
+        if hello:
+            await stream.send(hello)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            tg.start_soon(writer)
+            await server.run(read_recv, write_send, server.create_initialization_options())
+            tg.cancel_scope.cancel()
+    finally:
+        await stream.aclose()

@@ -1,0 +1,1 @@
+"""MCP transports beyond stdio: streamable HTTP (docs/daemon.md)."""
