@@ -13,8 +13,8 @@ install:  ## create .venv, install the service with its dev tools and the e2e te
 	mvn -q -B -f tests/servers/neo4j/pom.xml package
 
 test: lint typecheck  ## lint, type-check, the whole suite, then the e2e suite again on the server adapters
-	$(BIN)/python -m pytest -q
-	MEMORY_TEST_PROFILE=server $(BIN)/python -m pytest -q tests/e2e
+	$(BIN)/python -m pytest -q --durations=15
+	MEMORY_TEST_PROFILE=server $(BIN)/python -m pytest -q --durations=15 tests/e2e
 
 lint:
 	$(BIN)/ruff check memory_service indexer tests bench docs

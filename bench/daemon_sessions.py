@@ -36,7 +36,8 @@ from tests.e2e.crash_client import StdioServer
 
 
 def _ms(values: list[float]) -> str:
-    return f"p50 {pct(values, 50):7.2f} ms   p95 {pct(values, 95):7.2f} ms   mean {statistics.fmean(values):7.2f} ms"
+    mean = statistics.fmean(values)
+    return f"p50 {pct(values, 50):7.2f} ms   p95 {pct(values, 95):7.2f} ms   mean {mean:7.2f} ms"
 
 
 def _session_start(env: dict[str, str], log: Path) -> float:

@@ -7,7 +7,9 @@ The server and the CLI both start here, so there is one place that owns the engi
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
+import socket
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,6 +130,15 @@ class Services:
         self.stores.close()
 
 
+def _consumer_name(settings: Settings) -> str:
+    """The graph-sync consumer name: ``host:<data directory hash>``. One process at a time owns a
+    data directory (owner.lock), so its successor (a daemon restarted after kill -9) takes back at
+    start what it held, instead of waiting out the queue's visibility timeout with the topic's
+    head blocked behind it."""
+    digest = hashlib.sha256(str(settings.resolved_data_dir.expanduser().resolve()).encode()).hexdigest()
+    return f"{socket.gethostname()}:{digest[:12]}"
+
+
 def open_services(
     settings: Settings,
     *,
@@ -168,8 +179,9 @@ def open_services(
         stores.close()
         lock.release()
         raise
-    sync = GraphSync(stores.queue, stores.graph)
-    # What a crashed run left held: ours by name, dead consumers' after the visibility timeout;
+    sync = GraphSync(stores.queue, stores.graph, consumer=_consumer_name(settings))
+    # What a crashed run left held: ours by name (the previous owner of this data directory, even
+    # killed with -9: the name is the directory's), dead consumers' after the visibility timeout;
     # the embedded queue has no consumer but the data directory's owner (us), so all of it.
     sync.recover(sole_consumer=settings.redis.backend == "sqlite")
     threads = ThreadContext(

@@ -40,7 +40,7 @@ def health(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False
     wait = settings.embedding.load_timeout_seconds
     remote = _from_server(settings, "/health/ready", accept=(200, 503), wait_model=wait)
     if remote is None:  # no HTTP side server: the daemon, if one runs, answers from memory_statistics
-        remote = via_daemon(settings, lambda session: daemon_health(session, wait))
+        remote = _from_daemon(settings, lambda session: daemon_health(session, wait))
     if remote is not None:  # a running server owns the data directory: it answered
         rows, sync, healthy = remote["components"], remote["sync"], bool(remote["healthy"])
     else:
@@ -199,7 +199,7 @@ def stats(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False)
     settings = load_settings(data_dir)
     figures = _from_server(settings, "/stats")  # the running server's answer, live counters included
     if figures is None:  # no HTTP side server: the daemon's memory_statistics (the same figures)
-        figures = via_daemon(settings, lambda session: session.call("memory_statistics", {}))
+        figures = _from_daemon(settings, lambda session: session.call("memory_statistics", {}))
     if figures is None:
         services = open_or_exit(settings)
         try:
@@ -238,6 +238,15 @@ def _from_server(settings: Settings, path: str, **options: Any) -> Any:
             f"[red]The memory-service that owns {settings.resolved_data_dir} did not answer {path}: "
             f"{exc}[/red] Retry in a moment, or check the server's log."
         )
+        raise typer.Exit(1) from None
+
+
+def _from_daemon(settings: Settings, ask: Any) -> Any:
+    """``ask(session)`` through the daemon owning the data directory; None when none runs."""
+    try:
+        return via_daemon(settings, ask)
+    except ToolError as exc:
+        err_console.print(f"[red]The daemon could not answer: {exc.message}[/red] {exc.suggestion}")
         raise typer.Exit(1) from None
 
 

@@ -47,7 +47,10 @@ def via_daemon(settings: Settings, work: Callable[[DaemonSession], T]) -> T | No
     holder). A directory held by a ``--no-daemon`` server gives None at once: the caller's open
     then says who holds it.
     """
-    paths = DaemonPaths.of(settings)
+    try:
+        paths = DaemonPaths.of(settings)
+    except ServiceUnavailableError:
+        return None  # an unusable socket directory: no daemon can listen there
     deadline: float | None = None
     went_away = False
     while True:
@@ -59,11 +62,15 @@ def via_daemon(settings: Settings, work: Callable[[DaemonSession], T]) -> T | No
                 err_console.print(f"[yellow]{exc}.[/yellow]")
                 raise typer.Exit(2) from None
         except ServiceUnavailableError as exc:
-            if exc.code == "SVC_DAEMON_SOCKET_DIR":
-                return None  # no daemon can listen there
             if exc.code != "SVC_DAEMON_GONE":
                 err_console.print(f"[red]{exc.message}[/red] {exc.suggestion}")
                 raise typer.Exit(1) from None
+            if not went_away:
+                err_console.print(
+                    "[yellow]The memory-service daemon went away during the command[/yellow] (stopped "
+                    "or killed): running it again once the stores are free (or through the daemon a "
+                    "session starts meanwhile)."
+                )
             went_away = True
         owner = read_owner(paths.data_dir)
         settling = _spawning(paths) or (owner is not None and (went_away or _daemon_holds(paths, owner)))

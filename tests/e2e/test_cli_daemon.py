@@ -10,8 +10,10 @@ sees what the command did. The HTTP side server is off, so health and stats cann
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -19,13 +21,22 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from memory_service import __version__
+from memory_service.daemon.client import DaemonSession
+from memory_service.settings import Settings
 from memory_service.stores.owner_lock import read_owner
-from tests.conftest import REPO, require_model, server_env
+from tests.conftest import NOT_APPLICABLE, PROFILE, REPO, require_model, server_env
 from tests.e2e.conftest import call_ok
 from tests.e2e.test_cli import _cli
-from tests.e2e.test_daemon import _alive, _daemon_pid
 
-pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.e2e,
+    # The server-profile run repeats e2e for the store adapters; this does not depend on them.
+    pytest.mark.skipif(
+        PROFILE == "server",
+        reason=f"{NOT_APPLICABLE} memory-cli's routing to the daemon does not depend on the store backends",
+    ),
+]
 
 DUP = "Refunds are issued to the original payment method only."
 
@@ -37,6 +48,19 @@ def _env(root: Path) -> dict[str, str]:
     env["MEMORY_SERVER__HTTP_ENABLED"] = "false"  # the daemon path, not the side server's
     env["COLUMNS"] = "200"
     return env
+
+
+def _daemon_pid(root: Path) -> int:
+    return int(json.loads((root / "data" / "daemon.json").read_text())["pid"])
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie, dead but not yet reaped, is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _session(env: dict[str, str], *args: str) -> Client:
@@ -195,3 +219,56 @@ async def test_a_no_daemon_server_keeps_the_directory_to_itself(tmp_path: Path) 
         assert busy.returncode == 2 and f"in use by a running memory-service (pid {owner})" in busy.stderr
         status = await _run("daemon", "status", env=env)
         assert status.returncode == 1 and f"pid {owner}" in status.stdout, status.stdout
+
+
+def test_a_daemon_stopped_mid_command_hands_over_to_the_stores(tmp_path: Path) -> None:
+    """The daemon is stopped while the CLI follows its index job: the CLI waits until the stores
+    are free, then indexes in its own process, and the operator reads a normal summary."""
+    env = _env(tmp_path)
+    env["MEMORY_DAEMON__IDLE_TIMEOUT_S"] = "600"
+    src = tmp_path / "project" / "src"
+    src.mkdir()
+    for i in range(2000):  # a job of several seconds: long enough to stop the daemon during it
+        (src / f"m{i}.py").write_text(f'def f{i}(x):\n    """Doc {i}."""\n    return x + {i}\n')
+    log = (tmp_path / "daemon.out").open("wb")
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "memory_service", "daemon"], env=env, cwd=REPO, stdout=log, stderr=log
+    )
+    cli = None
+    try:
+        settings = Settings(data_dir=tmp_path / "data")
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "data" / "daemon.json").exists():
+            assert daemon.poll() is None and time.monotonic() < deadline, "the daemon did not start"
+            time.sleep(0.05)
+        cli = subprocess.Popen(
+            [sys.executable, "-m", "memory_service.cli", "index", str(src)],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        with DaemonSession(settings) as session:  # wait for the CLI's job to run in the daemon
+            while not any(
+                j["status"] == "running" and j["progress"] > 0
+                for j in session.call("index_status", {})["recent_jobs"]
+            ):
+                assert time.monotonic() < deadline and cli.poll() is None, "the job did not start"
+                time.sleep(0.05)
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(60) == 0
+        out, err = cli.communicate(timeout=300)
+    finally:
+        for proc in (daemon, cli):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        log.close()
+    assert cli.returncode == 0, out + err
+    assert "went away during the command" in err, err
+    assert "index completed" in out, out
+    # Files the daemon's job stored before it stopped read unchanged in the second run.
+    assert int(_row(out, "files_indexed")) + int(_row(out, "files_unchanged")) == 2000, out
+    assert "2000 / 2000 / 0" in out, out
+    assert read_owner(tmp_path / "data") is None  # the CLI opened the stores itself, and closed them

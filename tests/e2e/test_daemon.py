@@ -24,10 +24,13 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import REPO, daemon_gone, require_model, server_env
+from tests.conftest import NOT_APPLICABLE, PROFILE, REPO, daemon_gone, require_model, server_env
 from tests.e2e.conftest import call_error, call_ok
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+# The process model does not depend on the store backends: on the server profile only the kill -9
+# test runs again (its writes are recovered through the server adapters' queue and journal).
+process_only = pytest.mark.skipif(PROFILE == "server", reason=f"{NOT_APPLICABLE} the process model only")
 
 
 def _env(root: Path, **extra: str) -> dict[str, str]:
@@ -74,6 +77,7 @@ async def _wait_for(predicate: Any, timeout: float, what: str) -> None:
         await anyio.sleep(0.05)
 
 
+@process_only
 async def test_sessions_share_one_daemon_and_see_each_others_writes(tmp_path: Path) -> None:
     env = _env(tmp_path)
     async with _session(env) as first, _session(env) as second:
@@ -92,6 +96,7 @@ async def test_sessions_share_one_daemon_and_see_each_others_writes(tmp_path: Pa
     assert not (tmp_path / "data" / "daemon.json").exists()
 
 
+@process_only
 async def test_racing_sessions_start_one_daemon(tmp_path: Path) -> None:
     """Four sessions start at once on a fresh data directory: one daemon, one store."""
     env = _env(tmp_path)
@@ -217,6 +222,7 @@ async def test_four_sessions_mixed_traffic_survive_daemon_kill_9(tmp_path: Path)
         assert stats["sync"]["pending"] == stats["sync"]["failed"] == 0, stats["sync"]
 
 
+@process_only
 async def test_an_index_job_outlives_the_session_that_started_it(tmp_path: Path) -> None:
     _project(tmp_path / "project", 600)
     env = _env(tmp_path)
@@ -238,6 +244,7 @@ async def test_an_index_job_outlives_the_session_that_started_it(tmp_path: Path)
     assert status["index"]["total_files"] == 600
 
 
+@process_only
 async def test_a_killed_daemons_socket_and_info_are_replaced(tmp_path: Path) -> None:
     env = _env(tmp_path)
     async with _session(env) as client:
@@ -255,6 +262,7 @@ async def test_a_killed_daemons_socket_and_info_are_replaced(tmp_path: Path) -> 
         assert new != old and _alive(new) and socket.exists()
 
 
+@process_only
 async def test_a_daemon_of_another_version_is_refused_clearly(tmp_path: Path) -> None:
     env = _env(tmp_path, MEMORY_DAEMON__IDLE_TIMEOUT_S="120")
     log = (tmp_path / "other-daemon.log").open("wb")

@@ -38,10 +38,18 @@ from memory_service.transport.http import (
     serve_http,
 )
 from memory_service.transport.http_serve import GRACEFUL_SHUTDOWN_S
-from tests.conftest import REPO, require_model, server_env
+from tests.conftest import NOT_APPLICABLE, PROFILE, REPO, require_model, server_env
 from tests.e2e.conftest import call_error, call_ok, make_settings
 
-pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.e2e,
+    # The server-profile run repeats e2e for the store adapters; this does not depend on them.
+    pytest.mark.skipif(
+        PROFILE == "server",
+        reason=f"{NOT_APPLICABLE} the HTTP transport does not depend on the store backends",
+    ),
+]
 
 TOKEN = "test-token-0123456789-abcdefghij"
 TEAM_ORIGIN = "https://team.example"
