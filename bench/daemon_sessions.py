@@ -3,7 +3,8 @@
     .venv/bin/python bench/daemon_sessions.py --n 2000 --queries 300 --seconds 20
 
 1. Ingests N memories (bench/corpus.py) through a first session, which starts the daemon.
-2. ``memory_search`` latency, the same queries alternately (so drift falls on both):
+2. ``memory_search`` latency, alternating the two paths (so drift falls on both), each with
+   its own queries (a query seen before is answered from the search cache):
    * through a forwarder: ``memory-service`` over stdio, as Claude Code runs it;
    * directly on the daemon's socket (memory-cli's client, no forwarder in between);
    times are taken at the client, query embedding included.
@@ -120,18 +121,19 @@ def main() -> None:
 
         starts = [_session_start(env, tmp / "starts.log") for _ in range(args.starts)]
 
-        qs = queries(args.queries)
+        # Every query is new (a numbered variant): one seen before is answered from the search cache.
+        qs = [f"{q} #{i}" for i, q in enumerate(queries(2 * args.queries))]
         forwarded: list[float] = []
         direct: list[float] = []
         with DaemonSession(settings) as on_socket:
             session.call("memory_search", {"query": "warm up", "limit": 10})
             on_socket.call("memory_search", {"query": "warm up", "limit": 10})
-            for q in qs:
+            for i in range(args.queries):
                 t0 = time.perf_counter()
-                session.call("memory_search", {"query": q, "limit": 10})
+                session.call("memory_search", {"query": qs[2 * i], "limit": 10})
                 forwarded.append((time.perf_counter() - t0) * 1000)
                 t0 = time.perf_counter()
-                on_socket.call("memory_search", {"query": q, "limit": 10})
+                on_socket.call("memory_search", {"query": qs[2 * i + 1], "limit": 10})
                 direct.append((time.perf_counter() - t0) * 1000)
 
         one = _throughput(env, tmp, 1, args.seconds, ids)
