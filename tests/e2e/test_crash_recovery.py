@@ -52,15 +52,17 @@ class Written:
     edges: set[tuple[str, str]] = field(default_factory=set)
 
 
-def _start(env: dict[str, str], log: Path, plan: str | None = None) -> StdioServer:
+def _start(env: dict[str, str], log: Path, plan: str | None = None) -> tuple[StdioServer, str | None]:
+    """The server, and the crash plan it runs with: None when it has none (then the caller must
+    kill it with a timer), also when the plan's point was reached while recovering at start."""
     env = {**env, "MEMORY_DAEMON__ENABLED": "false"}  # the server itself, not a forwarder to it
     if plan:
         env = {**env, "MEMORY_TEST_CRASH_AT": plan}
     try:
-        return StdioServer(env, log)
+        return StdioServer(env, log), plan
     except ServerGone:  # the plan's point was reached while recovering at start: start without it
         assert plan, f"the server did not start; see {log}"
-        return StdioServer({k: v for k, v in env.items() if k != "MEMORY_TEST_CRASH_AT"}, log)
+        return StdioServer({k: v for k, v in env.items() if k != "MEMORY_TEST_CRASH_AT"}, log), None
 
 
 def _body(rng: random.Random, anchor: str, n: int) -> dict[str, Any]:
@@ -76,7 +78,9 @@ def _body(rng: random.Random, anchor: str, n: int) -> dict[str, Any]:
 
 def _write_until_killed(server: StdioServer, rng: random.Random, anchor: str, acked: list[Written]) -> None:
     """memory_add and memory_bulk_add back to back until the server dies under a call."""
+    deadline = time.monotonic() + 120  # a kill comes within seconds: never write forever
     while True:
+        assert time.monotonic() < deadline, "the server was never killed: no timer and no crash point"
         n = len(acked)
         bodies = [_body(rng, anchor, n + i) for i in range(rng.choice([1, 1, 5, 20, 40]))]
         try:
@@ -125,22 +129,22 @@ def test_acknowledged_memories_survive_kill_9_anywhere(tmp_path: Path) -> None:
     env = server_env(tmp_path / "data", model=require_model())
     log = tmp_path / "server.log"
     rng = random.Random(12)
-    server = _start(env, log)
+    server, plan = _start(env, log, WRITE_PLANS[0])
     anchor = server.call("memory_add", {"type": "design", "content": "Crash tests relate to this anchor."})
     acked: list[Written] = []
     verified = 0
     interrupted = 0
-    for i, plan in enumerate(WRITE_PLANS):  # the running server was started with ``plan``
+    for i in range(len(WRITE_PLANS)):  # the running server was started with ``plan``
         if plan is None:
             server.kill_after(rng.uniform(0.2, 4.0))
         _write_until_killed(server, rng, anchor["memory_id"], acked)
         interrupted += 1  # the loop only ends when a call got no answer: the kill hit a call
         server.close()
-        server = _start(env, log, WRITE_PLANS[i + 1] if i + 1 < len(WRITE_PLANS) else None)
+        server, plan = _start(env, log, WRITE_PLANS[i + 1] if i + 1 < len(WRITE_PLANS) else None)
         _verify(server, acked, acked[verified:])
         verified = len(acked)
     server.close()
-    server = _start(env, log)
+    server, _ = _start(env, log)
     try:
         _verify(server, acked, rng.sample(acked, min(60, len(acked))))
         _nothing_to_repair(server)
@@ -212,7 +216,7 @@ def test_index_job_killed_mid_way_recovers_to_a_complete_code_graph(tmp_path: Pa
         "MEMORY_PROJECT_ROOT": str(clean / "project"),
         "MEMORY_INDEXER__BATCH_UNITS": "32",
     }
-    server = _start(reference_env, tmp_path / "clean.log")
+    server, _ = _start(reference_env, tmp_path / "clean.log")
     try:
         _index(server)
         expected = _code_figures(server)
@@ -231,13 +235,13 @@ def test_index_job_killed_mid_way_recovers_to_a_complete_code_graph(tmp_path: Pa
         # Every file changes between kills (a rename from round 2 on): old units must leave
         # every store, and every pass has all the files to do.
         _project(work / "project", files, renamed if round_ >= 2 else 0, variant=round_)
-        server = _start(env, log, plan)
+        server, planned = _start(env, log, plan)
         with pytest.raises(ServerGone):
-            if plan is None:
+            if planned is None:
                 _kill_while_indexing(server)
             _index(server)
         server.close()
-    server = _start(env, log)
+    server, _ = _start(env, log)
     try:
         _outbox_empty(server)
         _index(server)

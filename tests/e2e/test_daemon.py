@@ -139,40 +139,47 @@ async def _traffic(client: Client, me: int, ledger: Ledger, until: float, seed: 
     while time.monotonic() < until:
         n += 1
         op = rng.choice(["add", "add", "bulk", "search", "update", "delete", "get", "index"])
-        topic = rng.choice(["cache", "retry", "login", "export"])
-        text = f"Session {me} note {n}: {topic} {rng.getrandbits(40):x}."
-        if op == "add" or (op in ("update", "delete", "get") and not mine):
-            out = await call_ok(client, "memory_add", {"type": "session", "content": text})
-            ledger.live[out["memory_id"]] = text
-            mine.append(out["memory_id"])
-        elif op == "bulk":
-            bodies = [
-                {"type": "session", "content": f"{text} part {k}"} for k in range(rng.choice([2, 5, 10]))
-            ]
-            out = await call_ok(client, "memory_bulk_add", {"memories": bodies})
-            assert not out["errors"], out
-            for memory_id, body in zip(out["memory_ids"], bodies, strict=True):
-                ledger.live[memory_id] = body["content"]
-                mine.append(memory_id)
-        elif op == "search":
-            await call_ok(client, "memory_search", {"query": text, "limit": 5})
-        elif op == "update":
-            target = rng.choice(mine)
-            await call_ok(client, "memory_update", {"memory_id": target, "content": text})
-            ledger.live[target] = text
-        elif op == "delete":
-            target = mine.pop(rng.randrange(len(mine)))
-            await call_ok(client, "memory_delete", {"memory_id": target})
-            ledger.live.pop(target)
-            ledger.deleted.add(target)
-        elif op == "get":
-            target = rng.choice(mine)
-            got = await call_ok(client, "memory_get", {"memory_id": target})
-            assert got["memory"]["content"] == ledger.live[target]
-        else:
-            job = await call_ok(client, "index_directory", {"directory_path": ".", "wait": True})
-            assert job["job"]["status"] in ("completed", "interrupted"), job
+        try:
+            await _one_call(client, me, n, op, rng, mine, ledger)
+        except AssertionError as exc:  # say which call of which session, at what time
+            raise AssertionError(f"session {me}, call {n} ({op}) at {time.time():.3f}: {exc}") from None
         ledger.calls += 1
+
+
+async def _one_call(
+    client: Client, me: int, n: int, op: str, rng: random.Random, mine: list[str], ledger: Ledger
+) -> None:
+    topic = rng.choice(["cache", "retry", "login", "export"])
+    text = f"Session {me} note {n}: {topic} {rng.getrandbits(40):x}."
+    if op == "add" or (op in ("update", "delete", "get") and not mine):
+        out = await call_ok(client, "memory_add", {"type": "session", "content": text})
+        ledger.live[out["memory_id"]] = text
+        mine.append(out["memory_id"])
+    elif op == "bulk":
+        bodies = [{"type": "session", "content": f"{text} part {k}"} for k in range(rng.choice([2, 5, 10]))]
+        out = await call_ok(client, "memory_bulk_add", {"memories": bodies})
+        assert not out["errors"], out
+        for memory_id, body in zip(out["memory_ids"], bodies, strict=True):
+            ledger.live[memory_id] = body["content"]
+            mine.append(memory_id)
+    elif op == "search":
+        await call_ok(client, "memory_search", {"query": text, "limit": 5})
+    elif op == "update":
+        target = rng.choice(mine)
+        await call_ok(client, "memory_update", {"memory_id": target, "content": text})
+        ledger.live[target] = text
+    elif op == "delete":
+        target = mine.pop(rng.randrange(len(mine)))
+        await call_ok(client, "memory_delete", {"memory_id": target})
+        ledger.live.pop(target)
+        ledger.deleted.add(target)
+    elif op == "get":
+        target = rng.choice(mine)
+        got = await call_ok(client, "memory_get", {"memory_id": target})
+        assert got["memory"]["content"] == ledger.live[target]
+    else:
+        job = await call_ok(client, "index_directory", {"directory_path": ".", "wait": True})
+        assert job["job"]["status"] in ("completed", "interrupted"), job
 
 
 async def _kill_daemon_twice(root: Path, killed: list[int]) -> None:
@@ -181,6 +188,7 @@ async def _kill_daemon_twice(root: Path, killed: list[int]) -> None:
         pid = _daemon_pid(root)
         os.kill(pid, signal.SIGKILL)
         killed.append(pid)
+        print(f"killed daemon {pid} at {time.time():.3f}")  # shown with a failure
         await _wait_for(lambda pid=pid: not _alive(pid), 30, "the daemon to die")
 
 
