@@ -24,7 +24,12 @@ from memory_service.core.feedback_schemas import MemoryFeedbackInput, MemorySupe
 from memory_service.core.models import content_hash
 from memory_service.core.ports import PayloadFilter
 from memory_service.core.records import MEMORIES
-from memory_service.core.schemas import MemoryAddInput, MemoryBulkAddRequest, MemoryUpdateInput
+from memory_service.core.schemas import (
+    MemoryAddInput,
+    MemoryBulkAddRequest,
+    MemoryGetInput,
+    MemoryUpdateInput,
+)
 from memory_service.core.services import writer
 from memory_service.settings import EmbeddingSettings, Settings
 from tests.conftest import PROFILE, SERVERS, profile_settings, require_model
@@ -217,6 +222,27 @@ def test_a_bulk_add_cut_short_after_its_upsert_is_not_written_again(tmp_path: Pa
         for item, ids in zip(items, landed, strict=True):
             assert _with_content(services, item["content"]) == ids
             assert _operations(services, ids[0]) == ["create"]
+
+
+def test_a_bulk_add_only_partly_stored_is_written_whole_when_resent(tmp_path: Path) -> None:
+    """A batch cut short in the vector store (one point landed, one did not) was never answered:
+    its key must not be recorded at start, or the re-send would answer ids that were not stored."""
+    data = tmp_path / "data"
+    items = [{"type": "session", "content": f"Partly stored batch note {i}."} for i in range(2)]
+    request = MemoryBulkAddRequest(memories=items)
+    with _opened(data) as services:
+        _crashing_at("write.upserted", lambda: _keyed(KEY, lambda: services.memory.bulk_add(request)))
+        landed = [_with_content(services, item["content"])[0] for item in items]
+        services.stores.vectors.delete(MEMORIES, [landed[1]])  # as if its point never landed
+    with _opened(data) as services:
+        assert _with_content(services, items[1]["content"]) == []
+        again = _keyed(KEY, lambda: services.memory.bulk_add(request))
+        assert again == {"created": 2, "memory_ids": landed, "errors": []}
+        for item, memory_id in zip(items, landed, strict=True):
+            assert _with_content(services, item["content"]) == [memory_id]
+            assert (
+                services.memory.get(MemoryGetInput(memory_id=memory_id)).memory["content"] == item["content"]
+            )
 
 
 def test_an_update_and_a_delete_cut_short_answer_success_when_resent(tmp_path: Path) -> None:

@@ -193,13 +193,17 @@ class JournalReplay:
         if with_context:
             have = self._stores.vectors.context_ids(MEMORIES, with_context)
             out.rewrite.extend(i for i in with_context if i not in have)
+        # Whole: a re-send of that call now skips the write and gets its answer. Partly written
+        # (a batch cut short in the vector store): the key stays unrecorded, so a re-send writes
+        # the batch again (the same ids) instead of answering with ids that were never stored.
+        whole = not dropped
         self._journal.commit(
             entry.id,
             GRAPH_SYNC_TOPIC,
             ops,
             audit,
-            request_key=entry.body.get("request_key"),  # a re-send of that call now skips the write
-            answer=entry.body.get("answer"),
+            request_key=entry.body.get("request_key") if whole else None,
+            answer=entry.body.get("answer") if whole else None,
         )
         out.finished += 1
 
