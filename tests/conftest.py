@@ -156,3 +156,12 @@ def daemon_gone(data_dir: Path, timeout: float = 60.0) -> None:
     while (owner := read_owner(data_dir)) is not None:
         assert time.monotonic() < deadline, f"pid {owner} still owns {data_dir} after {timeout:.0f} s"
         time.sleep(0.05)
+
+
+def process_alive(pid: int) -> bool:
+    """Running (a zombie, dead but not yet reaped by its parent, is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

@@ -24,7 +24,7 @@ from memory_service import __version__
 from memory_service.daemon.client import DaemonSession
 from memory_service.settings import Settings
 from memory_service.stores.owner_lock import read_owner
-from tests.conftest import NOT_APPLICABLE, PROFILE, REPO, require_model, server_env
+from tests.conftest import NOT_APPLICABLE, PROFILE, REPO, process_alive, require_model, server_env
 from tests.e2e.conftest import call_ok
 from tests.e2e.test_cli import _cli
 
@@ -52,15 +52,6 @@ def _env(root: Path) -> dict[str, str]:
 
 def _daemon_pid(root: Path) -> int:
     return int(json.loads((root / "data" / "daemon.json").read_text())["pid"])
-
-
-def _alive(pid: int) -> bool:
-    """Running (a zombie, dead but not yet reaped, is not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _session(env: dict[str, str], *args: str) -> Client:
@@ -202,7 +193,7 @@ async def test_daemon_status_and_stop(tmp_path: Path) -> None:
         stopped = await _run("daemon", "stop", env=env)
         assert stopped.returncode == 0, stopped.stdout + stopped.stderr
         assert f"stopped the memory-service daemon (pid {pid})" in stopped.stdout
-        assert not _alive(pid) and read_owner(tmp_path / "data") != pid
+        assert not process_alive(pid) and read_owner(tmp_path / "data") != pid
         # The session goes on: its forwarder started a new daemon, which has the memory.
         got = await call_ok(client, "memory_get", {"memory_id": added["memory_id"]})
         assert got["memory"]["content"] == "Stop and go on."

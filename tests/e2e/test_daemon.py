@@ -24,7 +24,15 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import NOT_APPLICABLE, PROFILE, REPO, daemon_gone, require_model, server_env
+from tests.conftest import (
+    NOT_APPLICABLE,
+    PROFILE,
+    REPO,
+    daemon_gone,
+    process_alive,
+    require_model,
+    server_env,
+)
 from tests.e2e.conftest import call_error, call_ok
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -61,15 +69,6 @@ def _daemon_pid(root: Path) -> int:
     return int(info["pid"])
 
 
-def _alive(pid: int) -> bool:
-    """Running (a zombie, dead but not yet reaped by its parent, is not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 async def _wait_for(predicate: Any, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -90,9 +89,9 @@ async def test_sessions_share_one_daemon_and_see_each_others_writes(tmp_path: Pa
         await call_ok(second, "memory_delete", {"memory_id": added["memory_id"]})
         gone = await call_error(first, "memory_get", {"memory_id": added["memory_id"]})
         assert gone["code"] == "NF_MEMORY"
-        assert _daemon_pid(tmp_path) == pid and _alive(pid)
+        assert _daemon_pid(tmp_path) == pid and process_alive(pid)
     # No session left and no job running: the daemon leaves (idle timeout 1 s), cleaning up.
-    await _wait_for(lambda: not _alive(pid), 30, "the idle daemon to exit")
+    await _wait_for(lambda: not process_alive(pid), 30, "the idle daemon to exit")
     assert not (tmp_path / "data" / "daemon.json").exists()
 
 
@@ -189,7 +188,7 @@ async def _kill_daemon_twice(root: Path, killed: list[int]) -> None:
         os.kill(pid, signal.SIGKILL)
         killed.append(pid)
         print(f"killed daemon {pid} at {time.time():.3f}")  # shown with a failure
-        await _wait_for(lambda pid=pid: not _alive(pid), 30, "the daemon to die")
+        await _wait_for(lambda pid=pid: not process_alive(pid), 30, "the daemon to die")
 
 
 async def test_four_sessions_mixed_traffic_survive_daemon_kill_9(tmp_path: Path) -> None:
@@ -206,7 +205,7 @@ async def test_four_sessions_mixed_traffic_survive_daemon_kill_9(tmp_path: Path)
             tg.start_soon(_kill_daemon_twice, tmp_path, killed)
         assert len(killed) == 2 and ledger.calls > 100, (killed, ledger.calls)
         survivor = _daemon_pid(tmp_path)
-        assert survivor not in killed and _alive(survivor)
+        assert survivor not in killed and process_alive(survivor)
 
         check = clients[0]
         for memory_id, content in ledger.live.items():
@@ -260,14 +259,14 @@ async def test_a_killed_daemons_socket_and_info_are_replaced(tmp_path: Path) -> 
         old = _daemon_pid(tmp_path)
         info = json.loads((tmp_path / "data" / "daemon.json").read_text())
     os.kill(old, signal.SIGKILL)
-    await _wait_for(lambda: not _alive(old), 30, "the daemon to die")
+    await _wait_for(lambda: not process_alive(old), 30, "the daemon to die")
     socket = Path(info["socket"])
     assert socket.exists() and _daemon_pid(tmp_path) == old  # what a dead daemon leaves behind
     async with _session(env) as client:
         found = await call_ok(client, "memory_search", {"query": "kept across a daemon's death"})
         assert found["results"], found
         new = _daemon_pid(tmp_path)
-        assert new != old and _alive(new) and socket.exists()
+        assert new != old and process_alive(new) and socket.exists()
 
 
 @process_only

@@ -10,7 +10,7 @@ import pytest
 
 from memory_service.app import Services, open_services
 from memory_service.settings import EmbeddingSettings, Settings
-from tests.conftest import require_model
+from tests.conftest import profile_settings, require_model
 
 
 @pytest.fixture
@@ -35,3 +35,18 @@ def opened_services(settings: Settings) -> Iterator[Services]:
         yield opened
     finally:
         opened.close()
+
+
+@contextmanager
+def reopened(data: Path, project: str) -> Iterator[Services]:
+    """The services of ``data`` on the active test profile's backends (opening replays the write
+    journal, as a restarted server does); closed on exit."""
+    settings = Settings(
+        data_dir=data,
+        project_root=data.parent,
+        project=project,
+        embedding=EmbeddingSettings(model_path=require_model()),
+        **profile_settings(data),
+    )
+    with opened_services(settings) as opened:
+        yield opened

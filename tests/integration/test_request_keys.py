@@ -9,15 +9,15 @@ opened again, so the start's journal replay finishes or drops the write, as afte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from memory_service.app import Services, open_services
+from memory_service.app import Services
 from memory_service.core import request_key
 from memory_service.core.errors import ConflictError, NotFoundError
 from memory_service.core.feedback_schemas import MemoryFeedbackInput, MemorySupersedeInput, NewMemory
@@ -31,8 +31,8 @@ from memory_service.core.schemas import (
     MemoryUpdateInput,
 )
 from memory_service.core.services import writer
-from memory_service.settings import EmbeddingSettings, Settings
-from tests.conftest import PROFILE, SERVERS, profile_settings, require_model
+from tests.conftest import PROFILE, SERVERS
+from tests.integration.conftest import reopened
 
 KEY = "0b6f3f6e-6d0c-4a53-9d1e-3c1f6f0e2a10"
 
@@ -45,21 +45,8 @@ def _servers(request: pytest.FixtureRequest) -> None:
         SERVERS["redis"] = request.getfixturevalue("redis_url")
 
 
-@contextmanager
-def _opened(data: Path) -> Iterator[Services]:
-    settings = Settings(
-        data_dir=data,
-        project_root=data.parent,
-        project="keys",
-        embedding=EmbeddingSettings(model_path=require_model()),
-        **profile_settings(data),
-    )
-    services = open_services(settings, housekeeping=False)  # replays the journal first
-    try:
-        assert services.stores.embedder.wait_ready(60)
-        yield services
-    finally:
-        services.close()
+def _opened(data: Path) -> AbstractContextManager[Services]:
+    return reopened(data, "keys")
 
 
 class _Crash(BaseException):

@@ -8,13 +8,12 @@ does; ``open_services`` replays the journal before anything is served.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 
-from memory_service.app import Services, open_services
+from memory_service.app import Services
 from memory_service.core import code_records as cr
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.models import MemoryRecord, Scope, content_hash, utcnow
@@ -22,11 +21,11 @@ from memory_service.core.ports import AuditEvent, GraphEdge, GraphNode, IndexedF
 from memory_service.core.records import GRAPH_SYNC_TOPIC, MEMORIES, MEMORY_LABEL, to_payload
 from memory_service.core.services.graph_sync import op_upsert_edges, op_upsert_nodes
 from memory_service.core.services.write_journal import code_body, records_body
-from memory_service.settings import EmbeddingSettings, Settings
 from memory_service.stores.local import LocalAuditLog, LocalQueue
 from memory_service.stores.local_db import LocalDB
 from memory_service.stores.local_journal import LocalWriteJournal
-from tests.conftest import PROFILE, SERVERS, profile_settings, require_model
+from tests.conftest import PROFILE, SERVERS
+from tests.integration.conftest import reopened
 
 
 @pytest.fixture(autouse=True)
@@ -37,21 +36,8 @@ def _servers(request: pytest.FixtureRequest) -> None:
         SERVERS["redis"] = request.getfixturevalue("redis_url")
 
 
-@contextmanager
-def _opened(data: Path) -> Iterator[Services]:
-    settings = Settings(
-        data_dir=data,
-        project_root=data.parent,
-        project="journal",
-        embedding=EmbeddingSettings(model_path=require_model()),
-        **profile_settings(data),
-    )
-    services = open_services(settings, housekeeping=False)
-    try:
-        assert services.stores.embedder.wait_ready(60)
-        yield services
-    finally:
-        services.close()
+def _opened(data: Path) -> AbstractContextManager[Services]:
+    return reopened(data, "journal")
 
 
 def _record(content: str, **metadata: object) -> MemoryRecord:
