@@ -165,3 +165,10 @@ def process_alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+# A raw MCP initialize request, for tests that read a server's first answer off its stdout.
+INITIALIZE_LINE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+)

@@ -16,7 +16,7 @@ import anyio
 
 from memory_service import __version__
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError
-from memory_service.daemon.forwarder import DaemonLink, DaemonUnavailable, connect
+from memory_service.daemon.forwarder import DaemonLink, connect
 from memory_service.daemon.hello import HELLO_METHOD
 from memory_service.daemon.paths import DaemonPaths
 from memory_service.settings import Settings
@@ -35,24 +35,6 @@ Progress = Callable[[dict[str, Any]], None]
 
 class ToolError(MemoryServiceError):
     """A tool answered with the seed-001 error envelope."""
-
-
-def daemon_running(settings: Settings) -> bool:
-    return DaemonPaths.of(settings).socket.exists() and probe(settings) is not None
-
-
-def probe(settings: Settings) -> dict[str, Any] | None:
-    """The daemon's hello (version, pid) when one answers; None when none runs."""
-
-    async def hello() -> dict[str, Any] | None:
-        try:
-            link = await connect(settings, start=False)
-        except DaemonUnavailable:
-            return None
-        await link.aclose()
-        return link.hello
-
-    return anyio.run(hello)
 
 
 @contextlib.contextmanager

@@ -25,6 +25,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import (
+    INITIALIZE_LINE,
     NOT_APPLICABLE,
     PROFILE,
     REPO,
@@ -284,16 +285,12 @@ async def test_a_daemon_of_another_version_is_refused_clearly(tmp_path: Path) ->
     try:
         await _wait_for(lambda: (tmp_path / "data" / "daemon.json").exists(), 120, "the other daemon")
         socket = Path(json.loads((tmp_path / "data" / "daemon.json").read_text())["socket"])
-        init = (
-            b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
-            b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
-        )
         session = await anyio.to_thread.run_sync(
             lambda: subprocess.run(
                 [sys.executable, "-m", "memory_service"],
                 env=env,
                 cwd=REPO,
-                input=init,
+                input=INITIALIZE_LINE,
                 capture_output=True,
                 timeout=60,
             )

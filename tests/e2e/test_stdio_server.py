@@ -12,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from memory_service.tools import ALL_TOOLS
-from tests.conftest import REPO, daemon_gone, require_model, server_env
+from tests.conftest import INITIALIZE_LINE, REPO, daemon_gone, require_model, server_env
 from tests.e2e.conftest import call_error, call_ok
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -125,19 +125,15 @@ def test_second_server_on_same_data_dir_fails_clearly(tmp_path: Path, second_arg
         stderr=subprocess.PIPE,
     )
     try:
-        init = (
-            b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
-            b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
-        )
         assert first.stdin is not None and first.stdout is not None
-        first.stdin.write(init)
+        first.stdin.write(INITIALIZE_LINE)
         first.stdin.flush()
         assert b'"result"' in first.stdout.readline()  # the lifespan has opened the stores
         second = subprocess.run(
             [sys.executable, "-m", "memory_service", *second_args],
             env=env,
             cwd=REPO,
-            input=init,
+            input=INITIALIZE_LINE,
             capture_output=True,
             timeout=60,
         )

@@ -10,7 +10,7 @@ import pytest
 
 from memory_service.app import Services, open_services
 from memory_service.settings import EmbeddingSettings, Settings
-from tests.conftest import profile_settings, require_model
+from tests.conftest import PROFILE, SERVERS, profile_settings, require_model
 
 
 @pytest.fixture
@@ -50,3 +50,11 @@ def reopened(data: Path, project: str) -> Iterator[Services]:
     )
     with opened_services(settings) as opened:
         yield opened
+
+
+@pytest.fixture
+def profile_servers(request: pytest.FixtureRequest) -> None:
+    """On the server profile, the session's Neo4j and Redis (tests/servers) for ``reopened``."""
+    if PROFILE == "server":
+        SERVERS["neo4j"] = request.getfixturevalue("neo4j_uri")
+        SERVERS["redis"] = request.getfixturevalue("redis_url")

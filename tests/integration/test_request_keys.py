@@ -31,18 +31,12 @@ from memory_service.core.schemas import (
     MemoryUpdateInput,
 )
 from memory_service.core.services import writer
-from tests.conftest import PROFILE, SERVERS
 from tests.integration.conftest import reopened
 
 KEY = "0b6f3f6e-6d0c-4a53-9d1e-3c1f6f0e2a10"
 
 
-@pytest.fixture(autouse=True)
-def _servers(request: pytest.FixtureRequest) -> None:
-    """On the server profile, the session's Neo4j and Redis (tests/servers)."""
-    if PROFILE == "server":
-        SERVERS["neo4j"] = request.getfixturevalue("neo4j_uri")
-        SERVERS["redis"] = request.getfixturevalue("redis_url")
+pytestmark = pytest.mark.usefixtures("profile_servers")
 
 
 def _opened(data: Path) -> AbstractContextManager[Services]:

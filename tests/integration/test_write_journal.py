@@ -24,16 +24,9 @@ from memory_service.core.services.write_journal import code_body, records_body
 from memory_service.stores.local import LocalAuditLog, LocalQueue
 from memory_service.stores.local_db import LocalDB
 from memory_service.stores.local_journal import LocalWriteJournal
-from tests.conftest import PROFILE, SERVERS
 from tests.integration.conftest import reopened
 
-
-@pytest.fixture(autouse=True)
-def _servers(request: pytest.FixtureRequest) -> None:
-    """On the server profile, the session's Neo4j and Redis (tests/servers)."""
-    if PROFILE == "server":
-        SERVERS["neo4j"] = request.getfixturevalue("neo4j_uri")
-        SERVERS["redis"] = request.getfixturevalue("redis_url")
+pytestmark = pytest.mark.usefixtures("profile_servers")
 
 
 def _opened(data: Path) -> AbstractContextManager[Services]:
