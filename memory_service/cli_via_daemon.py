@@ -20,6 +20,7 @@ import typer
 
 from memory_service.cli_common import err_console
 from memory_service.core.errors import ServiceUnavailableError
+from memory_service.core.jobs import FINISHED
 from memory_service.daemon.client import DaemonSession, read_hello
 from memory_service.daemon.forwarder import DaemonUnavailable
 from memory_service.daemon.paths import DaemonPaths
@@ -31,7 +32,6 @@ T = TypeVar("T")
 # being started to answer) before opening the stores directly.
 SETTLE_S = 30.0
 POLL_S = 0.25
-FINISHED = ("completed", "failed", "cancelled", "interrupted")
 # What health calls the parts that memory_statistics names no backend for: the embedder
 # (fastembed_embedder.py) and the data directory's store presence (store_presence.py).
 FIXED_BACKENDS = {"embedding": "fastembed", "stores": "data-dir"}
