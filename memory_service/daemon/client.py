@@ -12,10 +12,9 @@ import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import anyio
-
 from memory_service import __version__
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError
+from memory_service.daemon.connection import GONE
 from memory_service.daemon.forwarder import DaemonLink, connect
 from memory_service.daemon.hello import HELLO_METHOD
 from memory_service.daemon.paths import DaemonPaths
@@ -23,13 +22,7 @@ from memory_service.settings import Settings
 
 PROTOCOL = "2025-06-18"
 # The connection broke: the daemon stopped (or died) under us.
-_GONE = (
-    anyio.EndOfStream,
-    anyio.IncompleteRead,
-    anyio.BrokenResourceError,
-    anyio.ClosedResourceError,
-    ConnectionError,
-)
+_GONE = (*GONE, ConnectionError)
 Progress = Callable[[dict[str, Any]], None]
 
 

@@ -19,7 +19,8 @@ from mcp.shared.message import SessionMessage
 logger = logging.getLogger(__name__)
 
 MAX_LINE = 256 * 1024 * 1024  # one JSON-RPC message; imports carry whole files
-_GONE = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError)
+# The other end of a connection went away (shared by the daemon, the forwarder and memory-cli).
+GONE = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 
 async def serve_connection(server: Server[Any], stream: ByteStream, hello: bytes = b"") -> None:
@@ -34,7 +35,7 @@ async def serve_connection(server: Server[Any], stream: ByteStream, hello: bytes
             while True:
                 try:
                     line = await lines.receive_until(b"\n", MAX_LINE)
-                except _GONE:
+                except GONE:
                     return
                 except anyio.DelimiterNotFound:
                     logger.warning("a client sent a message over %d bytes: disconnected", MAX_LINE)
@@ -57,7 +58,7 @@ async def serve_connection(server: Server[Any], stream: ByteStream, hello: bytes
                 data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
                 try:
                     await stream.send(data.encode() + b"\n")
-                except _GONE:
+                except GONE:
                     broken = True
 
     try:

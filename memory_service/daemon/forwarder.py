@@ -36,20 +36,14 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from memory_service import __version__
 from memory_service.core.request_key import REQUEST_KEY_META
-from memory_service.daemon.connection import MAX_LINE
+from memory_service.daemon.connection import GONE, MAX_LINE
 from memory_service.daemon.hello import HELLO_METHOD
 from memory_service.daemon.paths import DaemonPaths
 from memory_service.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-_GONE = (
-    anyio.EndOfStream,
-    anyio.IncompleteRead,
-    anyio.BrokenResourceError,
-    anyio.ClosedResourceError,
-    OSError,
-)
+_GONE = (*GONE, OSError)
 INTERNAL_ERROR = -32603
 # An answer (not a request from the server) as the SDK writes it: jsonrpc, id, then result/error.
 _RESPONSE = re.compile(rb'^\{"jsonrpc":"2\.0","id":(?P<id>-?\d+|"(?:[^"\\]|\\.)*"),"(?:result|error)"')
