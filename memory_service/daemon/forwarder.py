@@ -40,6 +40,7 @@ from memory_service.daemon.connection import GONE, MAX_LINE
 from memory_service.daemon.hello import HELLO_METHOD
 from memory_service.daemon.paths import DaemonPaths
 from memory_service.settings import Settings
+from memory_service.stores.owner_lock import read_owner
 
 logger = logging.getLogger(__name__)
 
@@ -103,12 +104,31 @@ async def connect(paths: Settings | DaemonPaths, *, start: bool, start_timeout: 
             if link is not None:
                 return link
             if proc.poll() is not None:
-                raise _why_it_exited(paths, proc.returncode)
+                problem = _why_it_exited(paths, proc.returncode)
+                if problem.code != "SVC_DATA_DIR_LOCKED" or not await _stopping_daemon_left(paths, deadline):
+                    raise problem
+                proc = _spawn(paths)  # the previous daemon was still closing its stores: again
             await anyio.sleep(0.05)
     raise DaemonUnavailable(
         f"the memory-service daemon did not start within {start_timeout:.0f} s. See {paths.log}; raise "
         "MEMORY_DAEMON__START_TIMEOUT_S if the machine is slow"
     )
+
+
+async def _stopping_daemon_left(paths: DaemonPaths, deadline: float) -> bool:
+    """Whether the data directory's lock was held by a daemon that was stopping (its
+    ``daemon.json`` names the holder) and is now free: a session that reconnects at once after
+    ``memory-cli daemon stop`` must not fail on the lock its old daemon is about to release.
+    A ``--no-daemon`` server holding it is not waited for."""
+    info = paths.read_info()
+    holder = read_owner(paths.data_dir)
+    if holder is None or info is None or info.get("pid") != holder:
+        return holder is None  # released meanwhile: start again; else not a daemon's lock
+    while time.monotonic() < deadline:
+        if read_owner(paths.data_dir) is None:
+            return True
+        await anyio.sleep(0.05)
+    return False
 
 
 async def _try_connect(paths: DaemonPaths, timeout: float) -> DaemonLink | None:

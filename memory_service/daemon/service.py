@@ -106,8 +106,10 @@ class Daemon:
                 with contextlib.suppress(OSError):
                     await listener.aclose()
                 self._remove_socket()
-                self.paths.remove_info(os.getpid())
-                logger.info("daemon %s stopped", os.getpid())
+        # Only once the stores are closed (owner.lock released): until then daemon.json tells a
+        # forwarder that the lock's holder is a daemon stopping, worth waiting for.
+        self.paths.remove_info(os.getpid())
+        logger.info("daemon %s stopped", os.getpid())
         return 0
 
     async def _listen(self) -> Any:
