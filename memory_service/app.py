@@ -9,24 +9,28 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_service import __version__
-from memory_service.core import code_records
+from memory_service.core import code_records, sanitize
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.jobs import JobManager
 from memory_service.core.models import Scope
 from memory_service.core.ports import ComponentHealth
 from memory_service.core.records import MEMORIES, Stores, memories_collection
+from memory_service.core.scopes import CallerScope
 from memory_service.core.services.audit_query import AuditQueryService
 from memory_service.core.services.code_search import CodeSearch
 from memory_service.core.services.consistency import ConsistencyService
 from memory_service.core.services.design_context import DesignContextService
 from memory_service.core.services.embedding_refresh import EmbeddingRefresher
+from memory_service.core.services.expiry import ExpiryService
 from memory_service.core.services.explain import ExplainService
 from memory_service.core.services.feedback import FeedbackService
 from memory_service.core.services.fix_validation import FixValidationService
@@ -47,7 +51,7 @@ from memory_service.core.services.threads import ThreadContext
 from memory_service.core.services.trace import TraceService
 from memory_service.core.services.writer import RecordWriter
 from memory_service.core.telemetry import Telemetry
-from memory_service.settings import Settings
+from memory_service.settings import Settings, git_branch
 from memory_service.stores import graph_salvage
 from memory_service.stores.factory import build_stores
 from memory_service.stores.local_db import DB_FILENAME
@@ -86,6 +90,7 @@ class Services:
     statistics: StatisticsService
     audit: AuditQueryService
     normalize: NormalizeService
+    expiry: ExpiryService  # the TTL sweep (housekeeping runs it; memory-cli expire on demand)
     lock: OwnerLock
     _housekeeper: Housekeeper | None = field(default=None, repr=False)
     presence: StorePresence | None = field(default=None, repr=False)  # store losses and their alarms
@@ -191,7 +196,8 @@ def open_services(
         stores, sync, model_wait_seconds=settings.embedding.load_timeout_seconds, threads=threads
     )
     writer.recover()  # writes a crash interrupted: finished or dropped before anything is served
-    scope = Scope(project=settings.project, branch=settings.branch)
+    sanitize.configure(redact=settings.memory.redact_secrets)
+    scope = caller_scope(settings)
     paths = PathPolicy(settings.project_root, settings.indexer.allowed_roots, settings.indexer.max_file_bytes)
     memory = MemoryService(stores, writer, settings.memory, scope, settings.actor)
     stale = StaleMarker(memory, writer, settings.actor)
@@ -272,6 +278,7 @@ def open_services(
             context_turns=settings.memory.context_turns,
             model_wait_seconds=settings.embedding.load_timeout_seconds,
         ),
+        expiry=ExpiryService(stores.vectors, memory),
         lock=lock,
     )
     writer.drain_quietly()
@@ -282,6 +289,21 @@ def open_services(
         services._housekeeper = Housekeeper(services, EmbeddingRefresher(stores, writer, memory.locks))
         services._housekeeper.start()
     return services
+
+
+def caller_scope(settings: Settings) -> CallerScope:
+    """The caller's scope from settings; the branch follows the checkout unless MEMORY_BRANCH fixes it."""
+    base = Scope(
+        org=settings.org,
+        project=settings.project,
+        service=settings.service,
+        branch=settings.branch,
+        sprint=settings.sprint,
+        tenant=settings.tenant,
+    )
+    follows = "branch" not in settings.model_fields_set and not os.environ.get("MEMORY_BRANCH")
+    probe = (lambda: git_branch(settings.project_root)) if follows else None
+    return CallerScope(base, probe)
 
 
 def _local_bytes(data_dir: Path) -> int:
@@ -302,6 +324,7 @@ class Housekeeper:
         self._thread = threading.Thread(target=self._run, name="housekeeper", daemon=True)
         self._collections = (MEMORIES, *code_records.CODE_COLLECTIONS)
         self._indexed: dict[str, int] = {}
+        self._next_sweep = 0.0  # the first tick sweeps what expired while the server was down
 
     def start(self) -> None:
         # What is on disk was indexed by an earlier run (the engine persists its HNSW segments);
@@ -328,6 +351,10 @@ class Housekeeper:
         if services.sync.pending().get("pending", 0):
             services.sync.drain()
         self._refresher.run()
+        every = services.settings.memory.ttl_sweep_seconds
+        if every and time.monotonic() >= self._next_sweep:
+            self._next_sweep = time.monotonic() + every
+            services.expiry.sweep()
         vectors = services.stores.vectors
         for name in self._collections:
             total = vectors.count(name)

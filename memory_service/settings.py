@@ -79,6 +79,12 @@ class MemorySettings(BaseModel):
     # 0 turns turns it off. Tuned on LoCoMo's dev split (docs/search.md).
     context_turns: int = Field(2, ge=0, le=8)
     context_chars: int = Field(400, ge=50, le=4000)
+    # Governance (docs/governance.md): secrets masked before anything is stored, logged or sent;
+    # a store that repeats an earlier one (same kind, scope, source and content) is skipped;
+    # expired memories are soft-deleted by a sweep this often (0: never; reads hide them anyway).
+    redact_secrets: bool = True
+    dedupe: bool = True
+    ttl_sweep_seconds: float = Field(3600.0, ge=0)
 
 
 class RankingWeights(BaseModel):
@@ -203,9 +209,16 @@ class Settings(BaseSettings):
     )
 
     project_root: Path = Field(default_factory=Path.cwd)
+    # The caller's scope (seed 004): missing levels come from git (remote → org/project, repo
+    # root → project, current branch → branch); without git and MEMORY_PROJECT there is no project.
     project: str | None = None
     branch: str | None = None
+    org: str | None = None
+    service: str | None = None
+    sprint: str | None = None
+    tenant: str | None = None
     data_dir: Path | None = None
+    # Who the audit names; left at "agent", each call's MCP client name is used (core/actor.py).
     actor: str = "agent"
 
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
@@ -249,19 +262,23 @@ class Settings(BaseSettings):
         git_root = _git_toplevel(self.project_root)
         if git_root is not None:
             self.project_root = git_root
-        if not self.project:
-            self.project = self.project_root.name or "default"
-        if self.branch is None and git_root is not None:
-            self.branch = _git_branch(git_root)
+        if git_root is not None:
+            remote_org, remote_project = _git_remote(git_root)
+            if not self.project:
+                self.project = remote_project or git_root.name or None
+            if self.org is None:
+                self.org = remote_org
+            if self.branch is None:
+                self.branch = git_branch(git_root)
         if self.data_dir is None:
-            self.data_dir = default_data_dir(self.project, self.project_root)
+            self.data_dir = default_data_dir(self.project or "default", self.project_root)
         self.data_dir = self.data_dir.expanduser()
         self.indexer.allowed_roots = [p.expanduser().resolve() for p in self.indexer.allowed_roots]
         if self.embedding.model_path is not None:
             self.embedding.model_path = self.embedding.model_path.expanduser().resolve()
         if self.qdrant.path is not None:
             self.qdrant.path = self.qdrant.path.expanduser().resolve()
-        slug = project_slug(self.project)
+        slug = project_slug(self.project or "default")
         if self.qdrant.collection_prefix is None:
             self.qdrant.collection_prefix = f"{slug}__"
         if self.graph.namespace is None:
@@ -296,9 +313,31 @@ def _git_toplevel(path: Path) -> Path | None:
     return _git(path, "rev-parse", "--show-toplevel", to_path=True)  # type: ignore[return-value]
 
 
-def _git_branch(path: Path) -> str | None:
+def git_branch(path: Path) -> str | None:
+    """The branch checked out at ``path`` (None: not a git checkout, or a detached HEAD)."""
     branch = _git(path, "rev-parse", "--abbrev-ref", "HEAD")
     return None if branch in (None, "HEAD") else str(branch)
+
+
+def _git_remote(path: Path) -> tuple[str | None, str | None]:
+    """(org, project) of the ``origin`` remote: ``git@host:acme/shop.git`` → (acme, shop)."""
+    url = _git(path, "config", "--get", "remote.origin.url")
+    return parse_remote(str(url)) if url else (None, None)
+
+
+def parse_remote(url: str) -> tuple[str | None, str | None]:
+    """(org, project) of a git remote URL (ssh, scp-like or http; a path without org: (None, name))."""
+    text = url.strip().rstrip("/")
+    if text.endswith(".git"):
+        text = text[:-4]
+    if "://" in text:
+        text = text.split("://", 1)[1].split("/", 1)[1] if "/" in text.split("://", 1)[1] else ""
+    elif ":" in text and not text.startswith("/"):
+        text = text.split(":", 1)[1]
+    parts = [p for p in text.split("/") if p]
+    if not parts:
+        return None, None
+    return (parts[-2] if len(parts) >= 2 else None), parts[-1]
 
 
 def _git(path: Path, *args: str, to_path: bool = False) -> Path | str | None:

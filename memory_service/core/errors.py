@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from memory_service.core.limits import clip_text, clip_value
+from memory_service.core.sanitize import scrub_value
 
 # What an envelope may hold of its own text: messages and suggestions are ours, but they may
 # quote input, so they are bounded too (details are clipped value by value).
@@ -44,16 +45,15 @@ class MemoryServiceError(Exception):
 
         Bounded whatever the input: an error repeats at most a prefix and the length of any value.
         """
-        return {
-            "status": "error",
-            "error": {
-                "code": self.code,
-                "category": self.category,
-                "message": clip_text(self.message, _TEXT_CHARS),
-                "details": clip_value(self.details),
-                "suggestion": clip_text(self.suggestion, _TEXT_CHARS),
-            },
+        error = {
+            "code": self.code,
+            "category": self.category,
+            "message": clip_text(self.message, _TEXT_CHARS),
+            "details": clip_value(self.details),
+            "suggestion": clip_text(self.suggestion, _TEXT_CHARS),
         }
+        # An error may quote the input; a secret in it is masked like everywhere else.
+        return {"status": "error", "error": scrub_value(error)[0]}
 
 
 class ValidationError(MemoryServiceError):
@@ -78,6 +78,14 @@ class ConflictError(MemoryServiceError):
     category = "CONFLICT"
     http_status = 409
     default_code = "CON_CONFLICT"
+
+
+class SecurityError(ValidationError):
+    """Input shaped like an attack (seed 003's security_error): prototype-pollution keys."""
+
+    category = "SECURITY_ERROR"
+    http_status = 400
+    default_code = "SEC_UNSAFE_INPUT"
 
 
 class UnauthorizedError(MemoryServiceError):

@@ -120,6 +120,13 @@ class MemoryRecord(BaseModel):
     updated_at: datetime
     deleted_at: datetime | None = None
     actor: str = "agent"
+    # Lifecycle (seed 004 FR-041): the TTL policy and when the record expires (None: never, or not
+    # yet known, e.g. PR30d before the PR is merged). Expired records are never returned.
+    ttl_policy: str = "NONE"
+    expires_at: datetime | None = None
+    # What makes two stores the same one (core/dedupe.py): the caller's idempotency key, or the
+    # synthesised {kind, scope, source, SHA-256 of the normalised content}.
+    dedupe_key: str | None = None
     embedding_model: str | None = None
     # True while the record has no dense vector (no model was loaded when it was written);
     # it is still found by lexical search, and an embedding refresh fills it in later.

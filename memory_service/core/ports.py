@@ -13,7 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from memory_service.core import actor
 from memory_service.core.limits import AUDIT_ITEMS, AUDIT_TEXT_CHARS, clip_value
+from memory_service.core.sanitize import kinds_note, scrub_value
 
 # --------------------------------------------------------------------------- health
 
@@ -432,11 +434,16 @@ class AuditEvent:
     seq: int | None = None  # its place in the log (set when read back): newer events have higher
 
     def __post_init__(self) -> None:
+        details = self.details
+        if self.seq is None:  # a new event (one read back has its seq): as the rules stand now
+            # Secrets never reach the audit: masked, and the event notes how many of which kind.
+            details, kinds = scrub_value(details)
+            if kinds:
+                details = {**details, "redacted": kinds_note(kinds)}
+            object.__setattr__(self, "actor", actor.effective(self.actor))  # frozen
         # What a mutation repeats of its input is bounded: the record says what changed, and
         # the memory itself holds the full text (ids, hashes and field names are short anyway).
-        object.__setattr__(
-            self, "details", clip_value(self.details, AUDIT_TEXT_CHARS, items=AUDIT_ITEMS)
-        )  # frozen
+        object.__setattr__(self, "details", clip_value(details, AUDIT_TEXT_CHARS, items=AUDIT_ITEMS))
 
 
 @dataclass(frozen=True)

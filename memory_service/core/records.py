@@ -19,6 +19,8 @@ from memory_service.core.ports import (
     VoteStore,
     WriteJournal,
 )
+from memory_service.core.scopes import SCOPE_FILTER_FIELDS, scope_payload
+from memory_service.core.ttl import EXPIRES_FIELD, expires_ts
 
 MEMORIES = "memories"
 MEMORY_LABEL = "Memory"
@@ -28,12 +30,22 @@ WRITE_GENERATION = ("memory", "write_generation")
 GRAPH_SYNC_TOPIC = "graph_sync"
 
 # Payload fields with an index: what filters and facets use.
-KEYWORD_FIELDS = ("type", "status", "project", "branch", "content_hash", "superseded", "thread")
+KEYWORD_FIELDS = (
+    "type",
+    "status",
+    "project",
+    "branch",
+    "content_hash",
+    "superseded",
+    "thread",
+    *SCOPE_FILTER_FIELDS[2:],  # org, service, sprint, tenant (project and branch are above)
+    "dedupe_key",
+)
 # Flat "true"/"false" copy of whether ``stale`` is set (statistics count it with a filter).
 STALE_FIELD = "is_stale"
 # Flat copy of metadata.session_id: memories of one session form a thread (services.threads).
 THREAD_FIELD = "thread"
-FLOAT_FIELDS = ("created_at_ts", "updated_at_ts")
+FLOAT_FIELDS = ("created_at_ts", "updated_at_ts", EXPIRES_FIELD)
 
 
 def memories_collection(dim: int) -> CollectionSpec:
@@ -62,8 +74,9 @@ def to_payload(record: MemoryRecord) -> dict[str, Any]:
     payload["superseded"] = "true" if record.metadata.get("superseded") else "false"
     payload[STALE_FIELD] = "true" if record.stale is not None else "false"
     payload[THREAD_FIELD] = thread_of(record) or ""
-    payload["project"] = record.scope.project
-    payload["branch"] = record.scope.branch
+    payload.update(scope_payload(record.scope))
+    payload[EXPIRES_FIELD] = expires_ts(record.expires_at)
+    payload["dedupe_key"] = record.dedupe_key or ""
     payload["created_at_ts"] = record.created_at.timestamp()
     payload["updated_at_ts"] = record.updated_at.timestamp()
     return payload

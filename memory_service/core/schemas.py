@@ -24,11 +24,13 @@ from memory_service.core.schema_base import (
     ToolOutput,
     enum_of,
 )
+from memory_service.core.scopes import ScopeInput
 
 UUID_ITEMS: JsonDict = {"items": {"type": "string", "format": "uuid"}}
 
 
 SearchMode = Literal["auto", "fast", "deep"]
+TtlPolicyName = Literal["PR30d", "BRANCH90d", "NONE"]
 
 
 # --------------------------------------------------------------------------- memory_add
@@ -49,6 +51,24 @@ class MemoryAddSchema(ToolInput):
     content: NonBlank = Field(min_length=1, max_length=100_000)
     metadata: dict[str, Any] | None = Field(default=None, description="Type-specific metadata")
     relationships: list[RelationshipInput] | None = None
+    scope: ScopeInput | None = Field(
+        default=None,
+        description="Where the memory belongs (seed 004): levels given here override the server's "
+        "(git remote/root/branch, MEMORY_* settings); branch null makes it project-wide",
+    )
+    idempotency_key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="A store with a key an active memory of this project already holds writes nothing "
+        "and answers skipped_dedupe with that memory's id; without a key, the same type, scope, "
+        "metadata.source and (normalised) content count as the same store",
+    )
+    ttl_policy: TtlPolicyName | None = Field(
+        default=None,
+        description="PR30d (30 days after metadata.pr_merged_at/pr_closed_at), BRANCH90d (90 days) or "
+        "NONE; default by type (change, test_history: BRANCH90d; others NONE)",
+    )
 
 
 class MemoryAddInput(MemoryAddSchema):
@@ -64,8 +84,20 @@ class ConflictItem(ToolOutput):
 
 class MemoryAddOutput(ToolOutput):
     memory_id: str = Field(json_schema_extra=UUID_FORMAT)
-    status: str = Field(json_schema_extra=enum_of("created"))
+    status: str = Field(
+        json_schema_extra=enum_of("created", "skipped_dedupe"),
+        description="created, or skipped_dedupe: an active memory is this store already (memory_id is "
+        "its id) and nothing was written",
+    )
     conflicts: list[ConflictItem] = Field(default_factory=list)
+    redacted_preview: str | None = Field(
+        default=None, description="The stored text's start, with secrets and e-mail addresses masked"
+    )
+    secrets_redacted: dict[str, int] = Field(
+        default_factory=dict, description="Secrets masked before storing, counted by kind"
+    )
+    scope: dict[str, Any] | None = Field(default=None, description="The scope the memory was stored with")
+    expires_at: str | None = Field(default=None, description="When the memory expires (its TTL policy)")
 
 
 # --------------------------------------------------------------------------- memory_update
@@ -134,6 +166,9 @@ class BulkItemSchema(ToolInput):
     content: str
     metadata: dict[str, Any] | None = None
     relationships: list[RelationshipInput] | None = None
+    scope: ScopeInput | None = None
+    idempotency_key: str | None = None
+    ttl_policy: TtlPolicyName | None = None
 
 
 class MemoryBulkAddInput(ToolInput):
@@ -153,10 +188,20 @@ class BulkError(ToolOutput):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
+class BulkSkipped(ToolOutput):
+    index: int
+    memory_id: str
+    status: str = Field(default="skipped_dedupe", json_schema_extra=enum_of("skipped_dedupe"))
+
+
 class MemoryBulkAddOutput(ToolOutput):
     created: int
     memory_ids: list[str] = Field(json_schema_extra=UUID_ITEMS)
     errors: list[BulkError] = Field(default_factory=list)
+    skipped: list[BulkSkipped] = Field(
+        default_factory=list,
+        description="Items that repeat an active memory (or an earlier item): nothing written for them",
+    )
 
 
 # --------------------------------------------------------------------------- memory_search
@@ -185,6 +230,12 @@ class TimeRange(ToolInput):
 class MemorySearchInput(ToolInput):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     memory_types: list[str] | None = None
+    scope: ScopeInput | None = Field(
+        default=None,
+        description="Widen or move the read (seed 004): by default only the caller's org, project and "
+        "branch (and project-wide memories) are searched; {'branch': 'main'} reads main, "
+        "{'branch': '*'} every branch, {'project': '*'} every project",
+    )
     time_range: TimeRange | None = None
     limit: int = Field(default=10, ge=1, le=100)
     min_similarity: float = Field(default=0, ge=0, le=1)

@@ -29,9 +29,10 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
-from memory_service.core import request_key
+from memory_service.core import actor, request_key
 from memory_service.core.errors import InternalError, MemoryServiceError
 from memory_service.core.limits import clip_text, fit_to_budget
+from memory_service.core.sanitize import mask_value, without_surrogates
 from memory_service.core.validation import validate_input
 from memory_service.tools.schema import model_schema
 
@@ -105,15 +106,20 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> T
     async def run(arguments: dict[str, Any], ctx: Context) -> tuple[CallToolResult, str]:
         """The result and its error code ("" on success), which /metrics counts by."""
         try:
-            request = validate_input(request_model, _pre_parse(arguments, schema))
-            with request_key.bound(_request_key(ctx) if spec.keyed else None):  # copied to the thread
+            request = validate_input(request_model, _pre_parse(without_surrogates(arguments), schema))
+            with (
+                request_key.bound(_request_key(ctx) if spec.keyed else None),  # copied to the thread
+                actor.client(_client_name(ctx)),
+            ):
                 if spec.reports_progress:
                     output = await anyio.to_thread.run_sync(spec.handler, services(), request, _progress(ctx))
                 else:
                     output = await anyio.to_thread.run_sync(spec.handler, services(), request)
             if spec.after is not None:
                 output = await spec.after(services(), request, output, ctx)
-            payload, _ = fit_to_budget(output.model_dump(mode="json"), max_chars)
+            # The last guard: no secret leaves in an answer, whatever the tool quotes (a query
+            # echoed in a suggestion, a code signature, text stored before masking was on).
+            payload, _ = fit_to_budget(mask_value(output.model_dump(mode="json")), max_chars)
             return _result(payload), ""
         except MemoryServiceError as exc:
             logger.info("tool %s refused: %s %s", spec.name, exc.code, clip_text(exc.message))
@@ -146,6 +152,17 @@ def _request_key(ctx: Context) -> str | None:
     except ValueError:  # called outside a request
         return None
     return request_key.from_meta(meta)
+
+
+def _client_name(ctx: Context) -> str | None:
+    """The ``clientInfo.name`` the session gave at initialize (the audit's actor, core/actor.py)."""
+    try:
+        params = ctx.request_context.session.client_params
+    except (ValueError, AttributeError):  # called outside a request, or no session
+        return None
+    info = getattr(params, "client_info", None) or getattr(params, "clientInfo", None)
+    name = getattr(info, "name", None)
+    return name if isinstance(name, str) and name.strip() else None
 
 
 def _progress(ctx: Context) -> Callable[[int, int], None]:

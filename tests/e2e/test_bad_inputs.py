@@ -63,7 +63,7 @@ async def _count(client: Client) -> int:
         ),
         (
             {"type": "design", "content": "x", "metadata": {"__proto__": {}}},
-            "VAL_METADATA_UNSAFE_KEY",
+            "SEC_UNSAFE_KEY",
             "metadata",
         ),
     ],
@@ -73,7 +73,7 @@ async def test_memory_add_bad_inputs(client: Client, args: dict[str, Any], code:
     error = await call_error(client, "memory_add", args)
     assert error["code"] == code, error
     assert error["details"]["field"] == field
-    assert error["category"] in ("VALIDATION_ERROR", "NOT_FOUND")
+    assert error["category"] in ("VALIDATION_ERROR", "NOT_FOUND", "SECURITY_ERROR")
     assert await _count(client) == before  # nothing half-written
 
 

@@ -114,9 +114,8 @@ async def test_normalize_export_import_go_through_the_daemon(tmp_path: Path) -> 
     async with _session(env) as client:
         pid = _daemon_pid(tmp_path)
         for tags in (["x"], ["y"]):
-            await call_ok(
-                client, "memory_add", {"type": "design", "content": DUP, "metadata": {"tags": tags}}
-            )
+            metadata = {"tags": tags, "source": tags[0]}  # two sources: two stores of one text
+            await call_ok(client, "memory_add", {"type": "design", "content": DUP, "metadata": metadata})
 
         normalized = await _run("--json", "normalize", env=env)
         assert normalized.returncode == 0, normalized.stdout + normalized.stderr

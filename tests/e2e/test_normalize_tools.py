@@ -32,7 +32,7 @@ async def test_dry_run_then_merge_keeps_history_and_edges(client: Client) -> Non
         {
             "type": "design",
             "content": DUP,
-            "metadata": {"tags": ["b"]},
+            "metadata": {"tags": ["b"], "source": "wiki"},  # another source: not a repeat of the first
             "relationships": [{"type": "IMPLEMENTS", "target_id": req["memory_id"]}],
         },
     )
@@ -130,9 +130,8 @@ async def test_cli_normalize_dry_run_then_real_run(tmp_path: Path) -> None:
     )
     async with Client(params) as client:
         for tags in (["x"], ["y"]):
-            await call_ok(
-                client, "memory_add", {"type": "design", "content": DUP, "metadata": {"tags": tags}}
-            )
+            metadata = {"tags": tags, "source": tags[0]}  # two sources: two stores of one text
+            await call_ok(client, "memory_add", {"type": "design", "content": DUP, "metadata": metadata})
 
     dry = _cli("normalize", "--dry-run", "--json", env=env)
     assert dry.returncode == 0, dry.stderr

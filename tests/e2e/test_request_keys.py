@@ -32,16 +32,19 @@ async def test_a_resent_add_answers_the_same_memory(client: Client) -> None:
     assert await _call(client, "memory_add", args, key) == first
     audit = await _call(client, "memory_audit", {"entity_id": first["memory_id"]})
     assert [e["operation"] for e in audit["events"]] == ["create"]
-    other = await _call(client, "memory_add", args, str(uuid.uuid4()))
-    assert other["memory_id"] != first["memory_id"]
+    other = await _call(client, "memory_add", {**args, "content": "Another request."}, str(uuid.uuid4()))
+    assert other["memory_id"] != first["memory_id"] and other["status"] == "created"
+    # The same store under a new request key is a new request, which the content dedupe answers.
+    repeat = await _call(client, "memory_add", args, str(uuid.uuid4()))
+    assert repeat == {**first, "status": "skipped_dedupe", "conflicts": []}
 
 
 @pytest.mark.parametrize("key", [None, "", "k" * 201, 42])
 async def test_a_call_without_a_usable_key_writes_each_time(client: Client, key: Any) -> None:
     args = {"type": "session", "content": f"Unkeyed note {key!r:.20}."}
     first = await _call(client, "memory_add", args, key)
-    again = await _call(client, "memory_add", args, key)
-    assert again["memory_id"] != first["memory_id"]
+    again = await _call(client, "memory_add", {**args, "content": f"Unkeyed note {key!r:.20}, again."}, key)
+    assert again["memory_id"] != first["memory_id"] and again["status"] == first["status"] == "created"
 
 
 async def test_a_resent_delete_answers_deleted(client: Client) -> None:

@@ -105,7 +105,9 @@ async def test_audit_shows_every_mutation_of_a_memory_newest_first(tmp_path: Pat
         assert [e["seq"] for e in trail["events"]] == sorted(
             (e["seq"] for e in trail["events"]), reverse=True
         )
-        assert all(e["entity_id"] == old and e["actor"] == "agent" for e in trail["events"])
+        assert all(
+            e["entity_id"] == old and e["actor"] == "mcp" for e in trail["events"]
+        )  # the client's name
         versions = [e["details"].get("version") for e in trail["events"] if e["operation"] != "utility_vote"]
         assert [v for v in versions if v is not None] == sorted(
             (v for v in versions if v is not None), reverse=True
@@ -117,7 +119,7 @@ async def test_audit_shows_every_mutation_of_a_memory_newest_first(tmp_path: Pat
         assert creates["total"] == 4 and {problem, old} <= {e["entity_id"] for e in creates["events"]}
         assert everything["total"] == trail["total"] + 3  # + the problem, the new fact, the change
 
-        by_actor = await call_ok(client, "memory_audit", {"actor": "agent", "limit": 500})
+        by_actor = await call_ok(client, "memory_audit", {"actor": "mcp", "limit": 500})
         assert by_actor["total"] == everything["total"]
         assert (await call_ok(client, "memory_audit", {"actor": "somebody-else"}))["total"] == 0
 

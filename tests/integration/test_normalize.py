@@ -55,7 +55,7 @@ def services(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Service
 def add(s: Services, kind: str, content: str, meta: dict[str, Any] | None = None, rels: Any = ()) -> str:
     relationships = [RelationshipInput(type=t, target_id=i) for t, i in rels]
     req = MemoryAddInput(type=kind, content=content, metadata=meta, relationships=relationships or None)
-    return s.memory.add(req).memory_id
+    return s.memory.add(req, dedupe=False).memory_id  # planted duplicates, as older stores hold
 
 
 def normalize(s: Services, **options: Any) -> NormalizeStatusOutput:

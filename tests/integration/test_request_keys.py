@@ -92,12 +92,12 @@ def test_a_resent_add_writes_once_and_answers_the_same(services: Services) -> No
     assert _keyed(KEY, add) == first
     assert _with_content(services, content) == [first["memory_id"]]
     assert _operations(services, first["memory_id"]) == ["create"]
-    other = _keyed(KEY + "-other", add)  # another call: another memory (reported as a conflict)
+    other = _keyed(KEY + "-other", add)  # another call: the content dedupe answers it, unwritten
     unkeyed = _keyed(None, add)
-    assert len({first["memory_id"], other["memory_id"], unkeyed["memory_id"]}) == 3
-    assert sorted(_with_content(services, content)) == sorted(
-        [first["memory_id"], other["memory_id"], unkeyed["memory_id"]]
-    )
+    assert other["memory_id"] == unkeyed["memory_id"] == first["memory_id"]
+    assert other["status"] == unkeyed["status"] == "skipped_dedupe"
+    assert _with_content(services, content) == [first["memory_id"]]
+    assert _operations(services, first["memory_id"]) == ["create"]
 
 
 def test_a_resent_bulk_add_writes_once_with_the_same_ids(services: Services) -> None:
@@ -183,7 +183,8 @@ def test_an_add_cut_short_by_a_crash_is_written_once_when_resent(
         assert _with_content(services, content) == (landed if finished else [])
         again = _keyed(KEY, lambda: services.memory.add(request))
         (memory_id,) = _with_content(services, content)
-        assert again == {"memory_id": memory_id, "status": "created", "conflicts": []}
+        shown = {k: again[k] for k in ("memory_id", "status", "conflicts")}
+        assert shown == {"memory_id": memory_id, "status": "created", "conflicts": []}
         assert _operations(services, memory_id) == ["create"]
         with request_key.bound(KEY):  # the id the first attempt made, whether it landed or not
             assert memory_id == request_key.new_id()
@@ -199,7 +200,7 @@ def test_a_bulk_add_cut_short_after_its_upsert_is_not_written_again(tmp_path: Pa
         landed = [_with_content(services, item["content"]) for item in items]
     with _opened(data) as services:
         again = _keyed(KEY, lambda: services.memory.bulk_add(request))
-        assert again == {"created": 2, "memory_ids": [ids[0] for ids in landed], "errors": []}
+        assert again == {"created": 2, "memory_ids": [ids[0] for ids in landed], "errors": [], "skipped": []}
         for item, ids in zip(items, landed, strict=True):
             assert _with_content(services, item["content"]) == ids
             assert _operations(services, ids[0]) == ["create"]
@@ -218,7 +219,7 @@ def test_a_bulk_add_only_partly_stored_is_written_whole_when_resent(tmp_path: Pa
     with _opened(data) as services:
         assert _with_content(services, items[1]["content"]) == []
         again = _keyed(KEY, lambda: services.memory.bulk_add(request))
-        assert again == {"created": 2, "memory_ids": landed, "errors": []}
+        assert again == {"created": 2, "memory_ids": landed, "errors": [], "skipped": []}
         for item, memory_id in zip(items, landed, strict=True):
             assert _with_content(services, item["content"]) == [memory_id]
             assert (

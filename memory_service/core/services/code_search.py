@@ -23,6 +23,7 @@ from memory_service.core.index_schemas import (
 )
 from memory_service.core.ports import PayloadFilter, ScoredPoint
 from memory_service.core.records import Stores
+from memory_service.core.sanitize import mask_secrets
 from memory_service.core.services.index import unsupported_language
 
 RRF_K = 60
@@ -185,10 +186,10 @@ def _hit(unit: CodeUnit, similarity: float, relevance: float) -> CodeHit:
     return CodeHit(
         function_id=unit.id,
         name=unit.name,
-        signature=unit.signature,
+        signature=mask_secrets(unit.signature),  # source is indexed as is; what is shown is masked
         file_path=unit.file_path,
         similarity=round(similarity, 4),
-        docstring=unit.docstring,
+        docstring=mask_secrets(unit.docstring) if unit.docstring else unit.docstring,
         qualified_name=unit.qualified_name,
         kind=unit.subkind or unit.kind.value,
         language=unit.language,
@@ -211,7 +212,7 @@ def _keep(
     found[unit.id] = Duplicate(
         function_id=unit.id,
         name=unit.qualified_name,
-        signature=unit.signature,
+        signature=mask_secrets(unit.signature),
         file_path=unit.file_path,
         start_line=unit.start_line,
         end_line=unit.end_line,

@@ -9,6 +9,8 @@ query). Problems with single ids are reported in ``errors`` and ``missing_ids``,
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError
 from memory_service.core.explain_schemas import (
     ExplainError,
@@ -21,13 +23,14 @@ from memory_service.core.explain_schemas import (
     Retrieval,
     ScoreView,
 )
-from memory_service.core.models import MemoryStatus, Scope
-from memory_service.core.ports import PayloadFilter
+from memory_service.core.models import MemoryStatus, Scope, utcnow
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, from_payload
 from memory_service.core.routing import route_for
+from memory_service.core.scopes import CallerScope, fixed
 from memory_service.core.services.guards import parse_uuid
 from memory_service.core.services.ranker import Candidate
 from memory_service.core.services.search import SearchService, search_filter
+from memory_service.core.ttl import EXPIRES_FIELD, NEVER
 
 SNIPPET_CHARS = 200
 CHARS_PER_TOKEN = 4
@@ -35,11 +38,11 @@ MAX_PACK_RELATIONSHIPS = 10
 
 
 class ExplainService:
-    def __init__(self, search: SearchService, scope: Scope) -> None:
+    def __init__(self, search: SearchService, scope: Scope | CallerScope) -> None:
         self._search = search
         self._ranker = search.ranker
         self._stores = search.ranker.stores
-        self._scope = scope
+        self._scope = fixed(scope)
 
     def explain(self, req: MemoryExplainInput) -> MemoryExplainOutput:
         errors: list[ExplainError] = []
@@ -57,7 +60,7 @@ class ExplainService:
         if query is not None:
             flt = search_filter(None)
             if req.project is not None:
-                flt = PayloadFilter(equals={**flt.equals, "project": req.project}, not_equals=flt.not_equals)
+                flt = replace(flt, equals={**flt.equals, "project": req.project})
             plan, _, _ = self._search.plan(query, "auto", req.limit)
             ranked = self._ranker.rank(query, flt, plan)
         top = ranked[: req.limit]
@@ -102,7 +105,11 @@ class ExplainService:
         missing: list[str] = []
         for mid in ids:
             point = points.get(mid)
-            if point is None or point.payload.get("status") != MemoryStatus.ACTIVE:
+            if (
+                point is None
+                or point.payload.get("status") != MemoryStatus.ACTIVE
+                or float(point.payload.get(EXPIRES_FIELD, NEVER)) <= utcnow().timestamp()  # expired (TTL)
+            ):
                 missing.append(mid)
                 errors.append(
                     ExplainError(code="NOT_FOUND", message=f"memory '{mid}' not found", field="ids")
@@ -140,7 +147,7 @@ class ExplainService:
         rec = cand.record
         assert cand.score is not None
         total = cand.score.total if (query is not None or cand.score.components["base"] is not None) else None
-        wanted_project = req.project if req.project is not None else self._scope.project
+        wanted_project = req.project if req.project is not None else self._scope.current().project
         return ExplainItem(
             id=rec.id,
             kind=rec.type,

@@ -9,8 +9,9 @@ from typing import Any
 
 import pydantic
 
-from memory_service.core.errors import ValidationError
+from memory_service.core.errors import SecurityError, ValidationError
 from memory_service.core.metadata import metadata_model
+from memory_service.core.sanitize import clean_text, scrub_value
 from memory_service.core.validation import translate
 
 # Seed 003's limits for metadata, widened for design documents: deep enough for structure,
@@ -18,6 +19,9 @@ from memory_service.core.validation import translate
 MAX_METADATA_BYTES = 32_768
 MAX_METADATA_DEPTH = 6
 MAX_METADATA_KEYS = 100
+MAX_TAGS = 32  # seed 003
+MAX_TAG_CHARS = 64
+UNSAFE_KEYS = ("constructor", "prototype")
 _REL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 
 
@@ -42,7 +46,10 @@ def parse_uuid(value: str, *, field: str = "memory_id") -> str:
 
 def check_metadata(memory_type: str, metadata: dict[str, Any], *, field: str) -> dict[str, Any]:
     """Validate type-specific metadata and size limits; returns it with canonical enum spellings."""
+    metadata = scrub_value(metadata)[0]  # no lone surrogate or control character; secrets masked
     _check_shape(metadata, field)
+    if "tags" in metadata:
+        metadata = {**metadata, "tags": clean_tags(metadata["tags"], field=f"{field}.tags")}
     model = metadata_model(memory_type)
     try:
         parsed = model.model_validate(metadata)
@@ -85,14 +92,46 @@ def _check_shape(metadata: dict[str, Any], field: str) -> None:
             details={"field": field, "max_depth": MAX_METADATA_DEPTH},
             suggestion="Flatten the metadata object.",
         )
-    bad = [k for k in _keys(metadata) if k.startswith("__") or k in ("constructor", "prototype")]
+    bad = [k for k in _keys(metadata) if k.startswith("__") or k in UNSAFE_KEYS]
     if bad:
-        raise ValidationError(
+        raise SecurityError(
             f"Field '{field}' contains unsafe keys: {', '.join(sorted(set(bad)))}",
-            code="VAL_METADATA_UNSAFE_KEY",
+            code="SEC_UNSAFE_KEY",
             details={"field": field, "keys": sorted(set(bad))},
-            suggestion="Rename keys that start with '__' or are named 'constructor'/'prototype'.",
+            suggestion="Remove or rename keys that start with '__' or are named "
+            "'constructor'/'prototype' (prototype-pollution keys are refused at any depth).",
         )
+
+
+def clean_tags(tags: Any, *, field: str) -> list[str]:
+    """Seed 003's tags: strings, trimmed, unique (first spelling kept), at most 32 of at most 64
+    characters; empty ones are dropped."""
+    if tags is None:
+        return []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise ValidationError(
+            f"Field '{field}' must be a list of strings",
+            code="VAL_INVALID_TAGS",
+            details={"field": field, "provided_type": type(tags).__name__},
+            suggestion='Give tags as a list of short strings, e.g. ["billing", "retry"].',
+        )
+    cleaned = list(dict.fromkeys(clean_text(t).strip() for t in tags if t.strip()))
+    long = [t for t in cleaned if len(t) > MAX_TAG_CHARS]
+    if long:
+        raise ValidationError(
+            f"Field '{field}' has a tag of {len(long[0])} characters; the limit is {MAX_TAG_CHARS}",
+            code="VAL_TAG_TOO_LONG",
+            details={"field": field, "max_length": MAX_TAG_CHARS, "provided": long[0]},
+            suggestion=f"Keep each tag to at most {MAX_TAG_CHARS} characters; put longer text in content.",
+        )
+    if len(cleaned) > MAX_TAGS:
+        raise ValidationError(
+            f"Field '{field}' has {len(cleaned)} distinct tags; the limit is {MAX_TAGS}",
+            code="VAL_TOO_MANY_TAGS",
+            details={"field": field, "max_items": MAX_TAGS, "count": len(cleaned)},
+            suggestion=f"Keep at most {MAX_TAGS} tags: the few that find this memory best.",
+        )
+    return cleaned
 
 
 def _depth(value: Any) -> int:

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
+from memory_service.core import actor, ttl
+from memory_service.core.dedupe import dedupe_key
 from memory_service.core.errors import (
     MemoryServiceError,
     NotFoundError,
@@ -35,8 +38,10 @@ from memory_service.core.models import (
 from memory_service.core.ports import AuditEvent, GraphEdge, GraphNode, PayloadFilter
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, Stores, from_payload, thread_of
 from memory_service.core.request_key import new_id
+from memory_service.core.sanitize import kinds_note, preview, scrub_text, scrub_value
 from memory_service.core.schemas import (
     BulkError,
+    BulkSkipped,
     ConflictItem,
     MemoryAddInput,
     MemoryAddOutput,
@@ -49,6 +54,7 @@ from memory_service.core.schemas import (
     MemoryUpdateOutput,
     RelationshipInput,
 )
+from memory_service.core.scopes import CallerScope, fixed, resolve_write
 from memory_service.core.services.code_links import CODE_REFS, code_ref_edges
 from memory_service.core.services.graph_sync import (
     op_delete_edges_of,
@@ -61,11 +67,13 @@ from memory_service.core.services.linking import ReferenceLinker
 from memory_service.core.services.locks import KeyedLocks
 from memory_service.core.services.write_rules import (
     check_chain_keys_kept,
+    check_governed_update,
     check_version,
     immutable_content,
     refuse_chain_keys,
 )
 from memory_service.core.services.writer import RecordWriter, answered
+from memory_service.core.ttl import EXPIRES_FIELD
 from memory_service.core.validation import validate_input
 from memory_service.settings import MemorySettings
 
@@ -76,7 +84,7 @@ class MemoryService:
         stores: Stores,
         writer: RecordWriter,
         settings: MemorySettings,
-        scope: Scope,
+        scope: Scope | CallerScope,
         actor: str,
         *,
         locks: KeyedLocks | None = None,
@@ -84,7 +92,7 @@ class MemoryService:
         self._stores = stores
         self._writer = writer
         self._settings = settings
-        self._scope = scope
+        self._scope = fixed(scope)
         self._actor = actor
         self.locks = locks or KeyedLocks()  # shared with every service that writes a record back
         self._linker = ReferenceLinker(stores.vectors, stores.graph)  # REQ ids, components, code
@@ -107,11 +115,16 @@ class MemoryService:
         found = self._stores.vectors.retrieve(MEMORIES, [mid])
         if not found or found[0].payload.get("status") != MemoryStatus.ACTIVE:
             raise memory_not_found(memory_id, field=field)
-        return from_payload(found[0].payload)
+        record = from_payload(found[0].payload)
+        if ttl.is_expired(record.expires_at, utcnow()):  # gone on time, before the sweep deletes it
+            raise memory_not_found(memory_id, field=field)
+        return record
 
     def get(self, data: MemoryGetInput) -> MemoryGetOutput:
         record = self.load(data.memory_id)
         memory = record.model_dump(mode="json", exclude={"removed_relationships"})
+        mark = ttl.stale_mark(record)
+        memory["stale"] = mark.model_dump(mode="json") if mark is not None else None
         out = MemoryGetOutput(memory=memory)
         if data.include_relationships:
             try:
@@ -124,46 +137,79 @@ class MemoryService:
 
     # ------------------------------------------------------------------ writes
 
-    def add(self, data: MemoryAddInput) -> MemoryAddOutput:
-        record, edges = self._new_record(data.type, data.content, data.metadata, data.relationships, "")
-        vectors = self._writer.embed([record.embedding_text()])
-        conflicts = self._conflicts(record, vectors[0] if vectors else None)
-        out = MemoryAddOutput(memory_id=record.id, status="created", conflicts=conflicts)
-        earlier = self._writer.write(
-            [record],
-            graph_ops=self._graph_ops([record], edges),
-            audit=[self._audit("create", record)],
-            vectors=vectors,
-            answer=out,
-        )
-        return answered(out, earlier)
+    def add(self, data: MemoryAddInput, *, dedupe: bool = True) -> MemoryAddOutput:
+        """Store one memory; with ``dedupe`` (the tool's way) a repeat of an active one is skipped."""
+        new = self._new_record(data, "", dedupe=dedupe)
+        record = new.record
+        with self.locks.hold([record.dedupe_key] if record.dedupe_key else []):
+            if (done := self._writer.replayed(MemoryAddOutput)) is not None:
+                return done  # a re-send whose first attempt stored it: answered as then
+            if (existing := self._existing(record)) is not None:
+                return MemoryAddOutput(memory_id=existing, status="skipped_dedupe", **_views(new))
+            vectors = self._writer.embed([record.embedding_text()])
+            conflicts = self._conflicts(record, vectors[0] if vectors else None)
+            out = MemoryAddOutput(memory_id=record.id, status="created", conflicts=conflicts, **_views(new))
+            earlier = self._writer.write(
+                [record],
+                graph_ops=self._graph_ops([record], new.edges),
+                audit=[self._audit("create", record, _redacted(new.redacted))],
+                vectors=vectors,
+                answer=out,
+            )
+            return answered(out, earlier)
 
     def bulk_add(self, request: MemoryBulkAddRequest) -> MemoryBulkAddOutput:
-        records: list[MemoryRecord] = []
-        edges: list[GraphEdge] = []
+        items: list[tuple[int, NewRecord]] = []
         errors: list[BulkError] = []
         for index, raw in enumerate(request.memories):
             prefix = f"memories[{index}]."
             try:
                 item = validate_input(MemoryAddInput, raw, field_prefix=prefix)
-                record, item_edges = self._new_record(
-                    item.type, item.content, item.metadata, item.relationships, prefix
-                )
+                items.append((index, self._new_record(item, prefix)))
             except (ValidationError, NotFoundError) as exc:
                 errors.append(_bulk_error(index, exc))
-                continue
-            records.append(record)
-            edges.extend(item_edges)
-        out = MemoryBulkAddOutput(created=len(records), memory_ids=[r.id for r in records], errors=errors)
-        if not records:
-            return out
-        earlier = self._writer.write(
-            records,
-            graph_ops=self._graph_ops(records, edges),
-            audit=[self._audit("create", r) for r in records],
-            answer=out,
+        keys = [n.record.dedupe_key for _, n in items if n.record.dedupe_key]
+        with self.locks.hold(keys):
+            if (done := self._writer.replayed(MemoryBulkAddOutput)) is not None:
+                return done
+            records: list[MemoryRecord] = []
+            edges: list[GraphEdge] = []
+            audit: list[AuditEvent] = []
+            skipped: list[BulkSkipped] = []
+            taken: dict[str, str] = {}  # dedupe key -> id, for items repeating an earlier item
+            for index, new in items:
+                key = new.record.dedupe_key
+                existing = (taken.get(key) or self._existing(new.record)) if key else None
+                if existing is not None:
+                    skipped.append(BulkSkipped(index=index, memory_id=existing))
+                    continue
+                if key:
+                    taken[key] = new.record.id
+                records.append(new.record)
+                edges.extend(new.edges)
+                audit.append(self._audit("create", new.record, _redacted(new.redacted)))
+            out = MemoryBulkAddOutput(
+                created=len(records), memory_ids=[r.id for r in records], errors=errors, skipped=skipped
+            )
+            if not records:
+                return out
+            earlier = self._writer.write(
+                records, graph_ops=self._graph_ops(records, edges), audit=audit, answer=out
+            )
+            return answered(out, earlier)
+
+    def _existing(self, record: MemoryRecord) -> str | None:
+        """The id of another active, unexpired memory holding the record's dedupe key, if any."""
+        if not record.dedupe_key:
+            return None
+        flt = PayloadFilter(  # a superseded fact no longer holds: stating it again is a new fact
+            equals={"status": MemoryStatus.ACTIVE.value, "dedupe_key": record.dedupe_key},
+            ranges={EXPIRES_FIELD: (utcnow().timestamp(), None)},
+            not_equals={"superseded": "true"},
         )
-        return answered(out, earlier)
+        points, _ = self._stores.vectors.scroll(MEMORIES, flt, limit=2)
+        # Its own id: a re-send finding what its first attempt left half-written, which it redoes.
+        return next((p.id for p in points if p.id != record.id), None)
 
     def update(self, data: MemoryUpdateInput) -> MemoryUpdateOutput:
         with self.writing((data.memory_id, "memory_id")):
@@ -174,18 +220,22 @@ class MemoryService:
             return done  # a re-send: the version was bumped once, by the first attempt
         record = self.load(data.memory_id)
         check_version(record, data.expected_version)
+        content, redacted = scrub_text(data.content) if data.content is not None else (None, [])
+        updates, meta_redacted = scrub_value(data.metadata) if data.metadata is not None else (None, [])
+        redacted += meta_redacted
+        updates = check_governed_update(record, content, updates)
         changed: list[str] = []
         new = record.model_copy(deep=True)
-        if data.content is not None and data.content != record.content:
+        if content is not None and content != record.content:
             if record.type == MemoryType.FACT:
                 raise immutable_content(record)
-            new.content = data.content
-            new.content_hash = content_hash(data.content)
+            new.content = content
+            new.content_hash = content_hash(content)
             changed.append("content")
-        if data.metadata is not None:
+        if updates is not None:
             merged = dict(record.metadata)
-            check_chain_keys_kept(record, data.metadata)
-            for key, value in data.metadata.items():
+            check_chain_keys_kept(record, updates)
+            for key, value in updates.items():
                 if value is None:
                     if key in merged:
                         del merged[key]
@@ -206,6 +256,7 @@ class MemoryService:
         new.tags = _tags(new.metadata)
         new.version += 1
         new.updated_at = utcnow()
+        new.expires_at = ttl.expires_at(new.ttl_policy, new.created_at, new.metadata)  # e.g. PR merged
         reembed = (
             new.embedding_text() != record.embedding_text()
             or record.embedding_pending
@@ -218,7 +269,7 @@ class MemoryService:
         earlier = self._writer.write(
             [new],
             graph_ops=graph_ops,
-            audit=[self._audit("update", new, {"updated_fields": changed})],
+            audit=[self._audit("update", new, {"updated_fields": changed, **_redacted(redacted)})],
             reembed=reembed,
             answer=out,
         )
@@ -234,6 +285,24 @@ class MemoryService:
             return done  # a re-send: the first attempt deleted it
         record = self.load(memory_id)
         check_version(record, expected_version)
+        return self._soft_delete(record, "delete", {})
+
+    def expire(self, memory_id: str) -> bool:
+        """Soft-delete a memory whose TTL has run out (audited as ``expire``); False when it is
+        gone already or no longer expired (its metadata changed since the sweep listed it)."""
+        with self.writing((memory_id, "memory_id")) as (mid,):
+            found = self._stores.vectors.retrieve(MEMORIES, [mid])
+            if not found or found[0].payload.get("status") != MemoryStatus.ACTIVE:
+                return False
+            record = from_payload(found[0].payload)
+            if not ttl.is_expired(record.expires_at, utcnow()):
+                return False
+            assert record.expires_at is not None
+            extra = {"ttl_policy": record.ttl_policy, "expired_at": record.expires_at.isoformat()}
+            self._soft_delete(record, "expire", extra)
+            return True
+
+    def _soft_delete(self, record: MemoryRecord, operation: str, extra: dict[str, Any]) -> MemoryDeleteOutput:
         warnings: list[str] = []
         try:
             removed = self._stores.graph.edges_of(MEMORY_LABEL, record.id)
@@ -253,7 +322,7 @@ class MemoryService:
         earlier = self._writer.write(
             [record],
             graph_ops=[op_delete_edges_of(MEMORY_LABEL, record.id)],
-            audit=[self._audit("delete", record, {"relationships_removed": len(removed)})],
+            audit=[self._audit(operation, record, {"relationships_removed": len(removed), **extra})],
             reembed=False,
             answer=out,
         )
@@ -261,35 +330,41 @@ class MemoryService:
 
     # ------------------------------------------------------------------ helpers
 
-    def _new_record(
-        self,
-        memory_type: str,
-        content: str,
-        metadata: dict[str, Any] | None,
-        relationships: list[RelationshipInput] | None,
-        prefix: str,
-    ) -> tuple[MemoryRecord, list[GraphEdge]]:
+    def _new_record(self, item: MemoryAddInput, prefix: str, *, dedupe: bool = True) -> NewRecord:
+        """Validate, sanitise and shape one new memory (nothing is written yet)."""
+        memory_type = str(item.type)
+        scope = resolve_write(item.scope, self._scope.current(), memory_type, field=f"{prefix}scope")
+        content, redacted = scrub_text(item.content)
+        metadata, meta_redacted = scrub_value(item.metadata or {})
+        redacted += meta_redacted
         meta = self.check_new_metadata(memory_type, metadata, field=f"{prefix}metadata")
-        problem = check_problem_link(self._stores, str(memory_type), meta, relationships or [], prefix)
+        relationships = item.relationships or []
+        problem = check_problem_link(self._stores, memory_type, meta, relationships, prefix)
+        policy = ttl.parse_policy(item.ttl_policy, memory_type)
         now = utcnow()
         record = MemoryRecord(
             id=new_id(),  # the same on a re-sent call (core/request_key.py)
-            type=str(memory_type),
+            type=memory_type,
             content=content,
             metadata=meta,
             title=derive_title(content, meta),
             tags=_tags(meta),
-            scope=self._scope,
+            scope=scope,
             content_hash=content_hash(content),
             created_at=now,
             updated_at=now,
-            actor=self._actor,
+            actor=actor.effective(self._actor),
+            ttl_policy=policy.value,
+            expires_at=ttl.expires_at(policy, now, meta),
+            dedupe_key=dedupe_key(memory_type, scope, meta, content, item.idempotency_key)
+            if dedupe and (self._settings.dedupe or item.idempotency_key is not None)
+            else None,
         )
-        edges = self._edges(record.id, relationships or [], prefix)
+        edges = self._edges(record.id, relationships, prefix)
         edges += code_ref_edges(self._stores.graph, record.id, meta, field=f"{prefix}metadata")
         if problem is not None:  # seed 002: a solution / failed tactic links to its problem
             edges.append(GraphEdge(PROBLEM_EDGE[record.type], MEMORY_LABEL, record.id, MEMORY_LABEL, problem))
-        return record, edges
+        return NewRecord(record, edges, redacted)
 
     @staticmethod
     def check_new_metadata(
@@ -349,7 +424,33 @@ class MemoryService:
 
     def _audit(self, operation: str, record: MemoryRecord, extra: dict[str, Any] | None = None) -> AuditEvent:
         details = {"type": record.type, "content_hash": record.content_hash, "version": record.version}
+        details["scope"] = record.scope.model_dump(exclude_none=True)
         return AuditEvent(operation, "memory", record.id, self._actor, {**details, **(extra or {})})
+
+
+@dataclass
+class NewRecord:
+    """A memory about to be stored, the edges it brings, and the kinds of secret masked in it."""
+
+    record: MemoryRecord
+    edges: list[GraphEdge]
+    redacted: list[str]
+
+
+def _views(new: NewRecord) -> dict[str, Any]:
+    """What a memory_add answer shows of the stored record besides its id."""
+    record = new.record
+    return {
+        "redacted_preview": preview(record.content),
+        "secrets_redacted": kinds_note(new.redacted),
+        "scope": record.scope.model_dump(exclude_none=True),
+        "expires_at": record.expires_at.isoformat() if record.expires_at else None,
+    }
+
+
+def _redacted(kinds: list[str]) -> dict[str, Any]:
+    """The audit's note of a redaction: how many secrets of each kind, never the secrets."""
+    return {"secrets_redacted": kinds_note(kinds)} if kinds else {}
 
 
 def memory_node(record: MemoryRecord) -> GraphNode:

@@ -48,7 +48,8 @@ def export_filter(req: ExportMemoryInput) -> PayloadFilter:
         equals["project"] = req.project
     if req.branch is not None:
         equals["branch"] = req.branch
-    ranges: dict[str, tuple[float | None, float | None]] = {}
+    # Expired memories are not exported (they are gone for every read), deleted ones on request.
+    ranges = {} if req.include_deleted else dict(search_filter(req.memory_types).ranges)
     if req.since is not None or req.until is not None:
         ranges["updated_at_ts"] = (
             req.since.timestamp() if req.since else None,

@@ -19,6 +19,7 @@ from memory_service.core.models import MemoryRecord, Scope, utcnow
 from memory_service.core.ports import PayloadFilter, ScoredPoint
 from memory_service.core.records import MEMORIES, THREAD_FIELD, Stores, from_payload, thread_of
 from memory_service.core.routing import GENERAL, Route
+from memory_service.core.scopes import CallerScope, fixed
 from memory_service.core.services.signals import GraphSignals, fuzzy_terms, utility_votes
 from memory_service.settings import RankingSettings
 
@@ -61,15 +62,20 @@ class Plan:
 
 
 class Ranker:
-    def __init__(self, stores: Stores, settings: RankingSettings, scope: Scope) -> None:
+    def __init__(self, stores: Stores, settings: RankingSettings, scope: Scope | CallerScope) -> None:
         self._stores = stores
         self._settings = settings
-        self._scope = scope
+        self._scope = fixed(scope)
         self._signals = GraphSignals(stores.graph)
 
     @property
     def stores(self) -> Stores:
         return self._stores
+
+    @property
+    def scope(self) -> Scope:
+        """The caller's scope: what reads default to, and what scope proximity is measured from."""
+        return self._scope.current()
 
     @property
     def settings(self) -> RankingSettings:
@@ -141,6 +147,7 @@ class Ranker:
         for cid, thread in thread_by_id.items():
             if thread is not None and cid in known_base:
                 threads.setdefault(thread, []).append((cid, known_base[cid]))
+        me = self._scope.current()
         for cand in candidates:
             rec = cand.record
             age = max((now - rec.updated_at).total_seconds() / 86400.0, 0.0)
@@ -150,9 +157,7 @@ class Ranker:
                 "semantic_boost": cand.similarity,
                 "recency": ranking.recency(age, exempt=ranking.is_accepted_adr(rec.type, rec.metadata)),
                 "kind_bonus": ranking.kind_bonus(rec.type, route.preferred_kinds),
-                "scope": ranking.scope_proximity(
-                    rec.scope.project, rec.scope.branch, self._scope.project, self._scope.branch
-                ),
+                "scope": ranking.scope_proximity(rec.scope.project, rec.scope.branch, me.project, me.branch),
                 "citations": None
                 if graph.in_degree is None
                 else ranking.citations(graph.in_degree.get(rec.id, 0), self._settings.citation_cap),

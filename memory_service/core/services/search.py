@@ -15,13 +15,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_service.core.errors import ValidationError
-from memory_service.core.models import MemoryStatus, MemoryType
+from memory_service.core.models import MemoryStatus, MemoryType, utcnow
 from memory_service.core.ports import PayloadFilter
 from memory_service.core.records import WRITE_GENERATION
 from memory_service.core.routing import AMBIENT, route_for
+from memory_service.core.sanitize import mask_value
 from memory_service.core.schemas import MemorySearchInput, MemorySearchOutput, SearchResult
+from memory_service.core.scopes import read_conditions
 from memory_service.core.services.ranker import Candidate, Plan, Ranker
 from memory_service.core.services.suggest import suggestions_for
+from memory_service.core.ttl import EXPIRES_FIELD, stale_mark
 
 CACHE_NAMESPACE = "search_fast"
 CACHE_TTL_SECONDS = 300.0
@@ -39,7 +42,12 @@ class SearchService:
     def search(self, req: MemorySearchInput) -> MemorySearchOutput:
         started = time.perf_counter()
         query = check_query(req.query)
-        flt = search_filter(req.memory_types, req.time_range, include_superseded=req.include_superseded)
+        flt = search_filter(
+            req.memory_types,
+            req.time_range,
+            include_superseded=req.include_superseded,
+            scope=read_conditions(req.scope, self._ranker.scope),
+        )
         cache_key = self._cache_key(req) if req.mode == "fast" else None
         if cache_key is not None:
             hit = self._stores.cache.get(CACHE_NAMESPACE, cache_key)
@@ -78,9 +86,8 @@ class SearchService:
             else [],
         )
         if cache_key is not None:
-            self._stores.cache.set(
-                CACHE_NAMESPACE, cache_key, out.model_dump_json().encode(), CACHE_TTL_SECONDS
-            )
+            cached = json.dumps(mask_value(out.model_dump(mode="json")))  # suggestions quote the query
+            self._stores.cache.set(CACHE_NAMESPACE, cache_key, cached.encode(), CACHE_TTL_SECONDS)
         out.query_time_ms = round((time.perf_counter() - started) * 1000)
         return out
 
@@ -140,10 +147,15 @@ def check_query(text: str) -> str:
 
 
 def search_filter(
-    memory_types: Sequence[str] | None, time_range: Any = None, *, include_superseded: bool = False
+    memory_types: Sequence[str] | None,
+    time_range: Any = None,
+    *,
+    include_superseded: bool = False,
+    scope: dict[str, list[str]] | None = None,
 ) -> PayloadFilter:
-    """Active records, of the given types, created in the time range, not superseded (by default)."""
-    any_of: dict[str, Sequence[Any]] = {}
+    """Active, unexpired records, of the given types, created in the time range, not superseded
+    (by default), in the scope given (field → accepted values, core/scopes.py; None: any)."""
+    any_of: dict[str, Sequence[Any]] = dict(scope or {})
     if memory_types:
         allowed = [t.value for t in MemoryType]
         bad = [t for t in memory_types if t not in allowed]
@@ -155,7 +167,8 @@ def search_filter(
                 suggestion="Use one of the valid memory types listed in the allowed values.",
             )
         any_of["type"] = list(dict.fromkeys(memory_types))
-    ranges: dict[str, tuple[float | None, float | None]] = {}
+    # Expired records are never returned, even before the sweep soft-deletes them (core/ttl.py).
+    ranges: dict[str, tuple[float | None, float | None]] = {EXPIRES_FIELD: (utcnow().timestamp(), None)}
     if time_range is not None and (time_range.start or time_range.end):
         start = time_range.start.timestamp() if time_range.start else None
         end = time_range.end.timestamp() if time_range.end else None
@@ -226,5 +239,5 @@ def _result(cand: Candidate, lexical: bool) -> SearchResult:
         created_at=record.created_at.isoformat(),
         route_used=cand.route_used,
         confidence=cand.confidence,
-        stale=record.stale,
+        stale=stale_mark(record),
     )

@@ -183,10 +183,12 @@ class SupersedeService:
         rels = [RelationshipInput(type=SUPERSEDES, target_id=t) for t in supersedes]
         if new:
             rels.append(RelationshipInput(type=INTRODUCES, target_id=new))
-        out = self._memory.add(
-            MemoryAddInput(type=MemoryType(kind), content=content, metadata=metadata, relationships=rels)
+        # A chain's records are its own: never deduplicated into another memory, never expiring
+        # (a change memory outside a chain is branch work, BRANCH90d).
+        item = MemoryAddInput(
+            type=MemoryType(kind), content=content, metadata=metadata, relationships=rels, ttl_policy="NONE"
         )
-        return out.memory_id
+        return self._memory.add(item, dedupe=False).memory_id
 
     def _output(
         self,

@@ -89,3 +89,95 @@ def immutable_content(record: MemoryRecord) -> ValidationError:
         f"old_fact_id='{record.id}', new_fact={{'content': ...}}, change={{'content': ...}}. "
         "Its metadata (except the chain keys) can still be updated.",
     )
+
+
+# ------------------------------------------------------------------ governance (seed 004 FR-036/037)
+
+DECISION_EXITS = ("deprecated", "superseded")
+LOCKED_SPEC_STATUSES = ("approved", "implemented", "verified")
+SPEC_VERSION_KEY = "spec_version"
+_FREE_KEYS = ("tags",)  # bookkeeping an update may always change
+
+
+def is_accepted_decision(record: MemoryRecord) -> bool:
+    """A design memory (an ADR or any decision) whose status is accepted: read-only content."""
+    return record.type == MemoryType.DESIGN and str(record.metadata.get("status", "")).lower() == "accepted"
+
+
+def is_locked_spec(record: MemoryRecord) -> bool:
+    """An approved (or later: implemented, verified) requirement: write-locked."""
+    return (
+        record.type == MemoryType.REQUIREMENTS
+        and str(record.metadata.get("status", "")).lower() in LOCKED_SPEC_STATUSES
+    )
+
+
+def check_governed_update(
+    record: MemoryRecord, content: str | None, metadata: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """Refuse what an accepted decision or an approved spec may not take; returns the metadata to
+    apply (an approved spec's version bump also sends it back to Draft)."""
+    changed_content = content is not None and content != record.content
+    changes = {k: v for k, v in (metadata or {}).items() if record.metadata.get(k) != v}
+    if is_accepted_decision(record):
+        status = str(changes.get("status", "")).lower()
+        others = sorted(k for k in changes if k not in ("status", *_FREE_KEYS))
+        if changed_content or others or ("status" in changes and status not in DECISION_EXITS):
+            raise _immutable_decision(record, "content" if changed_content else (others or ["status"])[0])
+        return metadata
+    if is_locked_spec(record):
+        moves_status_only = not changed_content and set(changes) <= {"status", *_FREE_KEYS}
+        if moves_status_only:
+            return metadata
+        bumped = changes.get(SPEC_VERSION_KEY)
+        current = record.metadata.get(SPEC_VERSION_KEY, "1")
+        if bumped is None or not _newer(bumped, current):
+            raise _locked_spec(record, current, bumped)
+        return {**(metadata or {}), "status": "Draft"}
+    return metadata
+
+
+def _version(value: Any) -> tuple[int, ...] | None:
+    text = str(value).strip().lstrip("vV")
+    try:
+        return tuple(int(part) for part in text.split("."))
+    except ValueError:
+        return None
+
+
+def _newer(new: Any, current: Any) -> bool:
+    a, b = _version(new), _version(current)
+    return a is not None and (b is None or a > b)
+
+
+def _immutable_decision(record: MemoryRecord, field: str) -> ConflictError:
+    return ConflictError(
+        f"Decision '{record.id}' is accepted: its {field} cannot be changed",
+        code="CON_IMMUTABLE_DECISION",
+        details={
+            "field": field if field == "content" else f"metadata.{field}",
+            "memory_id": record.id,
+            "status": record.metadata.get("status"),
+        },
+        suggestion="An accepted decision is read-only (seed 004). Record the new decision as a new design "
+        "memory (memory_add with a relationship {type: 'SUPERSEDES', target_id: this id}), then retire "
+        "this one with memory_update metadata {'status': 'superseded'} (or 'deprecated' when nothing "
+        "replaces it); its tags may still change.",
+    )
+
+
+def _locked_spec(record: MemoryRecord, current: Any, given: Any) -> ConflictError:
+    return ConflictError(
+        f"Specification '{record.id}' is {record.metadata.get('status')}: it is write-locked",
+        code="CON_SPEC_LOCKED",
+        details={
+            "field": f"metadata.{SPEC_VERSION_KEY}",
+            "memory_id": record.id,
+            "current_version": current,
+            "provided": given,
+        },
+        suggestion=f"Change an approved specification with a version bump: include metadata "
+        f"{{'{SPEC_VERSION_KEY}': a version above {current!r}}} in the same memory_update; the change "
+        "is stored and the specification returns to Draft for re-approval. A status change alone "
+        "(e.g. to Implemented or Deprecated) needs no bump.",
+    )

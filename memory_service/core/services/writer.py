@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from memory_service.core.errors import MemoryServiceError
-from memory_service.core.models import MemoryRecord
+from memory_service.core.models import MemoryRecord, content_hash
 from memory_service.core.ports import AuditEvent, SparseVector, VectorPoint
 from memory_service.core.records import (
     GRAPH_SYNC_TOPIC,
@@ -34,6 +34,7 @@ from memory_service.core.records import (
     to_payload,
 )
 from memory_service.core.request_key import next_write_key, peek_write_key
+from memory_service.core.sanitize import scrub_text, scrub_value
 from memory_service.core.services.graph_sync import GraphSync
 from memory_service.core.services.threads import ThreadContext
 from memory_service.core.services.write_journal import (
@@ -53,6 +54,17 @@ def answered(answer: A, earlier: dict[str, Any] | None) -> A:
     """The call's answer: its own, or the one recorded by the earlier attempt that made the write
     (what :meth:`RecordWriter.write` returns when a re-send finds the write applied)."""
     return type(answer).model_validate(earlier) if earlier else answer
+
+
+def scrub_record(record: MemoryRecord) -> None:
+    """The last guard of the write path: no secret, lone surrogate or control character is stored,
+    whichever service built the record (the services scrub their input first and note it)."""
+    content = scrub_text(record.content)[0]
+    if content != record.content:
+        record.content, record.content_hash = content, content_hash(content)
+    if record.title is not None:
+        record.title = scrub_text(record.title)[0]
+    record.metadata = scrub_value(record.metadata)[0]
 
 
 class RecordWriter:
@@ -102,8 +114,13 @@ class RecordWriter:
         if journal is not None and key is not None and journal.applied(key):
             logger.info("write %s applied already (a re-sent call): skipped", key)
             return journal.answer(key) or {}
+        for record in records:
+            scrub_record(record)
         reply = answer.model_dump(mode="json") if answer is not None and key is not None else None
-        ops, events = graph_ops or [], stamp(tuple(audit))
+        if reply is not None:  # kept in local.sqlite3 for a re-send: no secret it may quote
+            reply = scrub_value(reply)[0]
+        # Graph ops carry titles and edge properties (a supersede's rationale): masked like records.
+        ops, events = scrub_value(graph_ops or [])[0], stamp(tuple(audit))
         points: list[VectorPoint] = []
         if records:
             texts = [r.embedding_text() for r in records]
@@ -150,6 +167,15 @@ class RecordWriter:
         self._bump_generation()
         self.drain_quietly()
         return None
+
+    def replayed(self, model: type[A]) -> A | None:
+        """:meth:`answered_before` for a write that may be followed by others in the same call
+        (an add inside memory_supersede): when the re-send finds it applied, its write key is used
+        up as the write itself would have, so the later writes keep their keys."""
+        done = self.answered_before(model)
+        if done is not None:
+            next_write_key()
+        return done
 
     def answered_before(self, model: type[A], *, ahead: int = 0) -> A | None:
         """In a keyed call: the answer recorded by this request's next write (``ahead`` writes

@@ -61,7 +61,7 @@ def test_metadata_enums_are_canonical_and_extra_keys_kept() -> None:
     [
         ({"a": {"b": {"c": {"d": {"e": {"f": {"g": 1}}}}}}}, "VAL_METADATA_TOO_DEEP"),
         ({"blob": "x" * 40_000}, "VAL_METADATA_TOO_LARGE"),
-        ({"nested": [{"__proto__": 1}]}, "VAL_METADATA_UNSAFE_KEY"),
+        ({"nested": [{"__proto__": 1}]}, "SEC_UNSAFE_KEY"),
         ({"priority": 3}, "VAL_INVALID_ENUM"),
     ],
 )

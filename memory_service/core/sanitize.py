@@ -1,0 +1,109 @@
+"""The sanitise step of every write (ROADMAP: validate → sanitise → dedupe → embed → store).
+
+Text is cleaned (lone surrogates become U+FFFD, control characters other than tab, newline and
+carriage return are dropped) and secrets are masked (:mod:`.redaction`) before anything is
+stored, audited, cached, logged or exported. Masking is on by default; ``MEMORY_MEMORY__REDACT_SECRETS=false``
+turns it off for the whole process (:func:`configure`, called once at start).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from memory_service.core import redaction
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_EMAIL = re.compile(r"\b([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*@([A-Za-z0-9.-]+\.[A-Za-z]{2,})\b")
+PREVIEW_CHARS = 160
+
+_state = {"redact": True}
+
+
+def configure(*, redact: bool) -> None:
+    """Turn secret masking on or off for this process (settings: memory.redact_secrets)."""
+    _state["redact"] = redact
+
+
+def redacting() -> bool:
+    return _state["redact"]
+
+
+def clean_text(text: str) -> str:
+    """``text`` without lone surrogates (replaced) or control characters other than \\t \\n \\r."""
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub("\ufffd", text)
+    return _CONTROL.sub("", text)
+
+
+def without_surrogates(value: Any) -> Any:
+    """A JSON-like value whose strings (and keys) have lone surrogates replaced by U+FFFD: JSON
+    can carry them (``"\\ud800"``) but they are not text, and the schema layer would refuse them."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_surrogates(v) for v in value]
+    return value
+
+
+def scrub_text(text: str) -> tuple[str, list[str]]:
+    """Cleaned and (when on) masked text, and the kinds of secret masked."""
+    text = clean_text(text)
+    if not _state["redact"]:
+        return text, []
+    return redaction.redact_text(text)
+
+
+def scrub_value(value: Any) -> tuple[Any, list[str]]:
+    """:func:`scrub_text` over every string (and dict key) of a JSON-like value; a new object."""
+    if isinstance(value, str):
+        return scrub_text(value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        kinds: list[str] = []
+        for key, item in value.items():
+            new_key, key_kinds = scrub_value(key) if isinstance(key, str) else (key, [])
+            new_item, item_kinds = scrub_value(item)
+            out[new_key] = new_item
+            kinds += key_kinds + item_kinds
+        return out, kinds
+    if isinstance(value, list | tuple):
+        items, kinds = [], []
+        for item in value:
+            new_item, item_kinds = scrub_value(item)
+            items.append(new_item)
+            kinds += item_kinds
+        return (items if isinstance(value, list) else tuple(items)), kinds
+    return value, []
+
+
+def mask_secrets(text: str) -> str:
+    """Text for a response that shows stored source code (code_search snippets): secrets masked."""
+    return redaction.redact_text(text)[0] if _state["redact"] else text
+
+
+def mask_value(value: Any) -> Any:
+    """A response with secrets masked (when masking is on); text is otherwise left as it is."""
+    if not _state["redact"]:
+        return value
+    return redaction.redact_value(value)[0]
+
+
+def preview(text: str, chars: int = PREVIEW_CHARS) -> str:
+    """A PII-safe preview (seed 003 redactedPreview): secrets masked, e-mail addresses shortened to
+    their first letter and domain, whitespace folded, at most ``chars`` characters."""
+    masked = redaction.redact_text(clean_text(text))[0]
+    masked = _EMAIL.sub(r"\1***@\2", masked)
+    folded = " ".join(masked.split())
+    return folded if len(folded) <= chars else folded[: chars - 1] + "…"
+
+
+def kinds_note(kinds: list[str]) -> dict[str, int]:
+    """How many secrets of each kind were masked: what the audit records (never the secret)."""
+    counts: dict[str, int] = {}
+    for kind in kinds:
+        counts[kind] = counts.get(kind, 0) + 1
+    return dict(sorted(counts.items()))

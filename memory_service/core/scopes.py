@@ -1,0 +1,157 @@
+"""Scopes (seed 004 FR-017..021): where a memory belongs, and which memories a read sees.
+
+Six levels: org, project, service, branch, sprint, tenant. A write's scope is the caller's
+(settings: git remote → org/project, repo root → project, current branch → branch; ``MEMORY_*``
+overrides) with the levels the call gives on top. Preferences are project-wide by default (no
+branch), and ``"branch": null`` makes any memory project-wide. A write needs a project: when
+neither git, settings nor the call give one it is refused (VAL_INVALID_SCOPE).
+
+Reads see the caller's {org, project, branch} by default (branch isolation) plus the project-wide
+memories; a read's ``scope`` widens or moves that: ``{"branch": "main"}`` reads main,
+``{"branch": "*"}`` every branch of the project, ``{"project": "*"}`` every project (the levels
+under a widened one widen with it unless given). service, sprint and tenant narrow a read only
+when given (or set in settings). In the vector payload a level without a value is ``""``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import Field
+
+from memory_service.core.errors import ValidationError
+from memory_service.core.models import Scope
+from memory_service.core.schema_base import ToolInput
+
+LEVELS = ("org", "project", "service", "branch", "sprint", "tenant")
+SCOPE_FILTER_FIELDS = ("project", "branch", "org", "service", "sprint", "tenant")
+WILDCARD = "*"
+PROJECT_WIDE_TYPES = frozenset({"user_preference", "preference"})
+_VALUE = Field(default=None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
+# Which levels a level needs: a tenant belongs to an org; the others hang off the project.
+_NEEDS = {"tenant": "org", "service": "project", "branch": "project", "sprint": "project"}
+
+
+class ScopeInput(ToolInput):
+    """Scope levels a call gives. Writes: values to store (null: none). Reads: '*' or null widens."""
+
+    org: str | None = _VALUE
+    project: str | None = _VALUE
+    service: str | None = _VALUE
+    branch: str | None = _VALUE
+    sprint: str | None = _VALUE
+    tenant: str | None = _VALUE
+
+
+def scope_payload(scope: Scope) -> dict[str, str]:
+    """The flat, indexed payload copies filters use ("" for a level without a value)."""
+    return {level: getattr(scope, level) or "" for level in SCOPE_FILTER_FIELDS}
+
+
+def invalid_scope(message: str, field: str, suggestion: str, **details: Any) -> ValidationError:
+    return ValidationError(
+        message, code="VAL_INVALID_SCOPE", details={"field": field, **details}, suggestion=suggestion
+    )
+
+
+def no_project(field: str) -> ValidationError:
+    return invalid_scope(
+        "No project scope: the server is not in a git repository and no project was configured or given",
+        field,
+        "Pass scope.project with the call, set MEMORY_PROJECT in the server's environment, or start "
+        "the server inside the project's git repository (its remote or folder names the project).",
+    )
+
+
+def resolve_write(given: ScopeInput | None, caller: Scope, memory_type: str, *, field: str) -> Scope:
+    """The scope a new memory is stored with; VAL_INVALID_SCOPE when it is incomplete or malformed."""
+    values: dict[str, str | None] = caller.model_dump()
+    if memory_type in PROJECT_WIDE_TYPES:
+        values["branch"] = None
+    if given is not None:
+        for level in given.model_fields_set:
+            value = getattr(given, level)
+            if value == WILDCARD:
+                raise invalid_scope(
+                    f"'{WILDCARD}' is not a value a memory can be stored with ({field}.{level})",
+                    f"{field}.{level}",
+                    f"'{WILDCARD}' widens reads only: give {level} a name, or null for none.",
+                    provided=value,
+                )
+            values[level] = value.strip() if value else None
+    if not values["project"]:
+        raise no_project(f"{field}.project")
+    check_shape(values, field)
+    return Scope(**values)
+
+
+def check_shape(values: dict[str, str | None], field: str) -> None:
+    """A tenant needs an org (seed 004's malformed-scope case); sub-levels need a project."""
+    for level, parent in _NEEDS.items():
+        if values.get(level) and values.get(level) != WILDCARD and not values.get(parent):
+            raise invalid_scope(
+                f"Malformed scope: '{level}' is set but '{parent}' is not",
+                f"{field}.{level}",
+                f"Give scope.{parent} too (a {level} belongs to a {parent}), or drop scope.{level}.",
+                provided={k: v for k, v in values.items() if v},
+            )
+
+
+def read_conditions(given: ScopeInput | None, caller: Scope, *, field: str = "scope") -> dict[str, list[str]]:
+    """Payload conditions (field → accepted values) of a scoped read; an absent field: any value.
+
+    Each level accepts its value and "" (memories without that level, e.g. project-wide ones);
+    the project must match exactly.
+    """
+    wanted: dict[str, str | None] = caller.model_dump()
+    given_levels = given.model_fields_set if given is not None else set()
+    for level in given_levels:
+        value = getattr(given, level)
+        wanted[level] = WILDCARD if value is None else value.strip()
+    for upper, lower in (("org", "project"), ("project", "branch")):
+        if wanted[upper] == WILDCARD and lower not in given_levels:
+            wanted[lower] = WILDCARD
+    if given is not None:
+        check_shape(wanted, field)
+    if wanted["project"] is None:
+        raise no_project(f"{field}.project")
+    conditions: dict[str, list[str]] = {}
+    for level in SCOPE_FILTER_FIELDS:
+        value = wanted[level]
+        if value is None or value == WILDCARD:
+            continue
+        conditions[level] = [value] if level == "project" else [value, ""]
+    return conditions
+
+
+class CallerScope:
+    """The caller's scope, read when a call needs it: the configured levels, and the branch the
+    project's checkout is on now (a ``git checkout`` under a running server moves new memories and
+    default reads to the new branch). ``branch_probe`` is asked at most every ``ttl`` seconds."""
+
+    def __init__(
+        self, base: Scope, branch_probe: Callable[[], str | None] | None = None, *, ttl: float = 2.0
+    ) -> None:
+        self._base = base
+        self._probe = branch_probe
+        self._ttl = ttl
+        self._lock = threading.Lock()
+        self._cached: tuple[float, Scope] | None = None
+
+    def current(self) -> Scope:
+        if self._probe is None:
+            return self._base
+        with self._lock:
+            now = time.monotonic()
+            if self._cached is None or now - self._cached[0] >= self._ttl:
+                branch = self._probe()
+                scope = self._base.model_copy(update={"branch": branch}) if branch else self._base
+                self._cached = (now, scope)
+            return self._cached[1]
+
+
+def fixed(scope: Scope | CallerScope) -> CallerScope:
+    return scope if isinstance(scope, CallerScope) else CallerScope(scope)
