@@ -43,6 +43,7 @@ from memory_service.core.ports import PayloadFilter
 from memory_service.core.records import MEMORIES
 from memory_service.server import build_server
 from memory_service.settings import EmbeddingSettings, Settings
+from tests.conftest import daemon_gone
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 
@@ -76,6 +77,7 @@ def client_for(args: argparse.Namespace, data_dir: Path, model: Path) -> Client:
         "MEMORY_PROJECT": "bench",
         "MEMORY_EMBEDDING__MODEL_PATH": str(model),
         "HF_HUB_OFFLINE": "1",
+        "MEMORY_DAEMON__IDLE_TIMEOUT_S": "1",  # store_only opens the stores once the daemon left
     }
     return Client(
         StdioServerParameters(command=sys.executable, args=["-m", "memory_service"], env=env),
@@ -204,6 +206,8 @@ def main() -> None:
             f"profile={args.profile}, model={args.model_path}"
         )
         anyio.run(ingest_and_search, args, data_dir, args.model_path, out)
+        if args.transport == "stdio":
+            daemon_gone(data_dir)  # the sessions' daemon owns the stores until it leaves (1 s idle)
         store_only(data_dir, args.model_path, args.queries, out)
         anyio.run(searches, args, data_dir, args.model_path, out)
     print()

@@ -51,7 +51,7 @@ from memory_service.core.services.threads import ThreadContext
 from memory_service.core.services.trace import TraceService
 from memory_service.core.services.writer import RecordWriter
 from memory_service.core.telemetry import Telemetry
-from memory_service.settings import Settings, git_branch
+from memory_service.settings import Settings, head_branch
 from memory_service.stores import graph_salvage
 from memory_service.stores.factory import build_stores
 from memory_service.stores.local_db import DB_FILENAME
@@ -301,8 +301,9 @@ def caller_scope(settings: Settings) -> CallerScope:
         sprint=settings.sprint,
         tenant=settings.tenant,
     )
+    root = settings.project_root  # the git top level when started inside a work tree
     follows = "branch" not in settings.model_fields_set and not os.environ.get("MEMORY_BRANCH")
-    probe = (lambda: git_branch(settings.project_root)) if follows else None
+    probe = (lambda: head_branch(root)) if follows and (root / ".git").exists() else None
     return CallerScope(base, probe)
 
 

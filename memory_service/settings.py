@@ -313,6 +313,22 @@ def _git_toplevel(path: Path) -> Path | None:
     return _git(path, "rev-parse", "--show-toplevel", to_path=True)  # type: ignore[return-value]
 
 
+def head_branch(root: Path) -> str | None:
+    """The branch checked out in the git work tree at ``root``, read from ``.git/HEAD`` (a worktree's
+    ``.git`` file points to its own HEAD): no process is started, so it can be asked often. None
+    on a detached HEAD or when ``root`` is not a work tree's top level."""
+    dot_git = root / ".git"
+    try:
+        if dot_git.is_file():  # a linked worktree or a submodule: "gitdir: <path>"
+            target = dot_git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
+            dot_git = (root / target).resolve()
+        head = (dot_git / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    prefix = "ref: refs/heads/"
+    return head[len(prefix) :] if head.startswith(prefix) else None
+
+
 def git_branch(path: Path) -> str | None:
     """The branch checked out at ``path`` (None: not a git checkout, or a detached HEAD)."""
     branch = _git(path, "rev-parse", "--abbrev-ref", "HEAD")

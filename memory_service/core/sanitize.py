@@ -86,10 +86,31 @@ def mask_secrets(text: str) -> str:
 
 
 def mask_value(value: Any) -> Any:
-    """A response with secrets masked (when masking is on); text is otherwise left as it is."""
+    """A response with secrets masked (when masking is on); text is otherwise left as it is.
+
+    An answer holds many short strings (ids, names, dates), each costing every detector a call;
+    so all of them are first scanned once as one text, a line each, and only when something is
+    found there is each string masked on its own (what is stored was masked string by string)."""
     if not _state["redact"]:
         return value
+    strings: list[str] = []
+    _strings(value, strings)
+    if not redaction.contains_secret("\n".join(strings)):
+        return value
     return redaction.redact_value(value)[0]
+
+
+def _strings(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                out.append(key)
+            _strings(item, out)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _strings(item, out)
 
 
 def preview(text: str, chars: int = PREVIEW_CHARS) -> str:

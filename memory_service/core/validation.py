@@ -10,6 +10,7 @@ from memory_service.core.errors import ValidationError
 from memory_service.core.limits import clip_text, clip_value
 
 M = TypeVar("M", bound=pydantic.BaseModel)
+MAX_LISTED = 10  # problems listed in details.errors
 
 
 def validate_input(model: type[M], arguments: Any, *, field_prefix: str = "") -> M:
@@ -43,8 +44,10 @@ def translate(
         details["provided"] = _short(first["input"])
     if len(errors) > 1:
         details["errors"] = [
-            {"field": _field_name(e["loc"], field_prefix), "problem": e["msg"]} for e in errors
+            {"field": _field_name(e["loc"], field_prefix), "problem": e["msg"]} for e in errors[:MAX_LISTED]
         ]
+        if len(errors) > MAX_LISTED:  # an envelope stays small: the first ones, and how many in all
+            details["errors_total"] = len(errors)
     return ValidationError(message, code=code, details=details, suggestion=suggestion)
 
 

@@ -81,3 +81,14 @@ def _procedure(toks: list[tuple[str | None, str]], start: int) -> str | None:
         break
     follows = toks[i + 1][1] if i + 1 < len(toks) else ""
     return ".".join(parts).lower() if parts and follows == "(" else None
+
+
+def unbindable_params(exc: Exception) -> ValidationError:
+    """The engine refused the query's parameters (a type it cannot bind, a number out of range)."""
+    return ValidationError(
+        f"Invalid Cypher parameters: {exc}",
+        code="VAL_CYPHER",
+        details={"field": "params", "engine": str(exc)},
+        suggestion="Give params only strings, booleans, 64-bit integers, finite numbers, and lists "
+        "of one such type (or objects of them); compare like with like.",
+    )

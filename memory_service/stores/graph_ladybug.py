@@ -47,7 +47,7 @@ import ladybug as lb
 
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError, ValidationError
 from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, RelatedEntity
-from memory_service.stores.cypher_guard import IDENT, guard_cypher
+from memory_service.stores.cypher_guard import IDENT, guard_cypher, unbindable_params
 from memory_service.stores.cypher_guard import TOKEN as _TOKEN
 from memory_service.stores.cypher_guard import ident as _ident
 from memory_service.stores.graph_rows import edge_rows, node_rows
@@ -450,6 +450,8 @@ class LadybugGraphStore:
                     columns, rows = self._run(conn, *run, begin=BEGIN_READ_ONLY, end=ROLLBACK)
                 else:
                     columns, rows = self._run(conn, *run, begin=BEGIN, end=COMMIT)
+            except (TypeError, ValueError, OverflowError) as exc:  # params the engine cannot bind
+                raise unbindable_params(exc) from exc
             except RuntimeError as exc:
                 stand_ins = self._stand_ins(cypher, str(exc)) if read_only else []
                 if not stand_ins:
@@ -613,7 +615,15 @@ def _query_error(exc: RuntimeError) -> MemoryServiceError:
         return ValidationError(f"Invalid Cypher: {msg}", code="VAL_CYPHER", details={"engine": msg},
                                suggestion="Check the syntax. LadybugDB dialect: label(r), not type(r); nodes "
                                "have id, name, type and props, relationships props (JSON text).")  # fmt: skip
-    return _unavailable(f"Graph query failed: {msg}", operation="query")
+    if msg.startswith(_STORE_FAILURES):
+        return _unavailable(f"Graph query failed: {msg}", operation="query")
+    # Anything else the engine refuses at run time is the query's doing: a division by zero, a
+    # type mismatch, a conversion or overflow, a parameter it cannot bind.
+    return ValidationError(f"Cypher failed: {msg}", code="VAL_CYPHER", details={"engine": msg},
+                           suggestion="Fix the query or its params as the engine says.")  # fmt: skip
+
+
+_STORE_FAILURES = ("IO exception", "Buffer manager exception", "Storage exception", "Connection exception")
 
 
 def _plain(v: Any, names: _Names) -> Any:

@@ -51,7 +51,7 @@ from neo4j.exceptions import DriverError, Neo4jError
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError, ValidationError
 from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, RelatedEntity
 from memory_service.stores import graph_neo4j_cypher as cy
-from memory_service.stores.cypher_guard import TOKEN, guard_cypher, ident
+from memory_service.stores.cypher_guard import TOKEN, guard_cypher, ident, unbindable_params
 from memory_service.stores.graph_neo4j_results import (
     edges_from_rows,
     json_object,
@@ -400,6 +400,8 @@ class Neo4jGraphStore:
             raise self._query_error(exc) from exc
         except DriverError as exc:
             raise self._unavailable(f"Graph query failed: {exc}", operation="query") from exc
+        except (TypeError, ValueError, OverflowError) as exc:  # params the driver cannot send
+            raise unbindable_params(exc) from exc
 
     def _query_error(self, exc: Neo4jError) -> MemoryServiceError:
         code, msg = exc.code or "", exc.message or str(exc)

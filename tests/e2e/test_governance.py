@@ -270,7 +270,8 @@ async def test_expired_memories_vanish_on_time_and_are_swept(tmp_path: Path) -> 
             client,
             "PR 10 context: expires in a moment.",
             ttl_policy="PR30d",
-            metadata={"pr_merged_at": _iso(now - timedelta(days=30) + timedelta(seconds=3))},
+            # Expires 8 s from now: seen by the search right after, gone once that has passed.
+            metadata={"pr_merged_at": _iso(datetime.now(UTC) - timedelta(days=30, seconds=-8))},
         )
         seen = await _ids(client, "PR context", scope={"branch": "*"})
         assert gone["memory_id"] not in seen and soon["memory_id"] in seen

@@ -9,8 +9,6 @@ query). Problems with single ids are reported in ``errors`` and ``missing_ids``,
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError
 from memory_service.core.explain_schemas import (
     ExplainError,
@@ -26,7 +24,7 @@ from memory_service.core.explain_schemas import (
 from memory_service.core.models import MemoryStatus, Scope, utcnow
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, from_payload
 from memory_service.core.routing import route_for
-from memory_service.core.scopes import CallerScope, fixed
+from memory_service.core.scopes import CallerScope, fixed, read_conditions
 from memory_service.core.services.guards import parse_uuid
 from memory_service.core.services.ranker import Candidate
 from memory_service.core.services.search import SearchService, search_filter
@@ -58,9 +56,7 @@ class ExplainService:
             )
         ranked: list[Candidate] = []
         if query is not None:
-            flt = search_filter(None)
-            if req.project is not None:
-                flt = replace(flt, equals={**flt.equals, "project": req.project})
+            flt = search_filter(None, scope=self._read_scope(req.project))
             plan, _, _ = self._search.plan(query, "auto", req.limit)
             ranked = self._ranker.rank(query, flt, plan)
         top = ranked[: req.limit]
@@ -87,6 +83,14 @@ class ExplainService:
                 include_pack_context=req.include_pack_context,
             ),
         )
+
+    def _read_scope(self, project: str | None) -> dict[str, list[str]]:
+        """What a query ranks over: the given project (every branch), else what memory_search
+        reads by default (the caller's branch and project-wide memories; any, without a project)."""
+        if project is not None:
+            return {"project": [project]}
+        caller = self._scope.current()
+        return read_conditions(None, caller) if caller.project else {}
 
     def _lookup(
         self,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import uuid
 from typing import Any
@@ -19,6 +20,7 @@ from memory_service.core.validation import translate
 MAX_METADATA_BYTES = 32_768
 MAX_METADATA_DEPTH = 6
 MAX_METADATA_KEYS = 100
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_TAGS = 32  # seed 003
 MAX_TAG_CHARS = 64
 UNSAFE_KEYS = ("constructor", "prototype")
@@ -70,6 +72,15 @@ def _check_shape(metadata: dict[str, Any], field: str) -> None:
             details={"field": field},
             suggestion="Use only strings, numbers, booleans, null, lists and objects in metadata.",
         ) from None
+    bad_number = _bad_number(metadata)
+    if bad_number is not None:
+        shown = f"an integer of {bad_number.bit_length()} bits" if isinstance(bad_number, int) else bad_number
+        raise ValidationError(
+            f"Field '{field}' holds a number that cannot be stored: {shown}",
+            code="VAL_METADATA_INVALID",
+            details={"field": field, "limits": "integers within 64 bits; no NaN or infinity"},
+            suggestion="Store very large numbers as strings, and leave out NaN and infinite values.",
+        )
     if len(encoded.encode()) > MAX_METADATA_BYTES:
         raise ValidationError(
             f"Field '{field}' is {len(encoded.encode())} bytes; the limit is {MAX_METADATA_BYTES}",
@@ -135,11 +146,27 @@ def clean_tags(tags: Any, *, field: str) -> list[str]:
 
 
 def _depth(value: Any) -> int:
+    """Levels of nesting: each object and each list is one."""
     if isinstance(value, dict):
         return 1 + max((_depth(v) for v in value.values()), default=0)
     if isinstance(value, list):
-        return max((_depth(v) for v in value), default=0)
+        return 1 + max((_depth(v) for v in value), default=0)
     return 0
+
+
+def _bad_number(value: Any) -> Any:
+    """The first number the stores cannot hold: an integer beyond 64 bits, NaN or an infinity."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if not INT64_MIN <= value <= INT64_MAX else None
+    if isinstance(value, float):
+        return value if math.isnan(value) or math.isinf(value) else None
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for item in items:
+        if (found := _bad_number(item)) is not None:
+            return found
+    return None
 
 
 def _keys(value: Any) -> list[str]:

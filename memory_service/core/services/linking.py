@@ -16,10 +16,11 @@ from collections.abc import Iterable, Sequence
 
 from memory_service.core.code_records import FILE_LABEL
 from memory_service.core.errors import ServiceUnavailableError
-from memory_service.core.models import MemoryRecord, MemoryType
+from memory_service.core.models import MemoryRecord, MemoryType, utcnow
 from memory_service.core.ports import GraphEdge, GraphNode, GraphStore, PayloadFilter, VectorStore
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, from_payload
 from memory_service.core.services.references import CODE, COMPONENT, REQUIREMENT, edge_rule, extract
+from memory_service.core.ttl import EXPIRES_FIELD
 
 logger = logging.getLogger(__name__)
 UNIT_LABELS = ("Function", "Class")
@@ -48,6 +49,7 @@ class MemoryCatalog:
         flt = PayloadFilter(
             equals={"status": "active"},
             any_of={"type": [MemoryType.REQUIREMENTS.value, MemoryType.COMPONENT.value]},
+            ranges={EXPIRES_FIELD: (utcnow().timestamp(), None)},  # expired ones are gone (TTL)
         )
         found: list[MemoryRecord] = list(extra)
         offset: str | None = None

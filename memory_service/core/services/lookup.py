@@ -7,21 +7,23 @@ import uuid
 from collections.abc import Iterable
 
 from memory_service.core.errors import NotFoundError
-from memory_service.core.models import MemoryRecord, MemoryType
+from memory_service.core.models import MemoryRecord, MemoryType, utcnow
 from memory_service.core.ports import VectorStore
 from memory_service.core.records import MEMORIES, from_payload
 from memory_service.core.services.linking import MemoryCatalog
+from memory_service.core.ttl import is_expired
 
 EXCERPT_CHARS = 240
 
 
 def load_records(vectors: VectorStore, ids: Iterable[str]) -> dict[str, MemoryRecord]:
-    """Active memories by id; unknown and deleted ids are left out."""
+    """Active memories by id; unknown, deleted and expired (TTL) ids are left out."""
     wanted = sorted(set(ids))
     if not wanted:
         return {}
     records = (from_payload(p.payload) for p in vectors.retrieve(MEMORIES, wanted))
-    return {r.id: r for r in records if r.is_active}
+    now = utcnow()
+    return {r.id: r for r in records if r.is_active and not is_expired(r.expires_at, now)}
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:

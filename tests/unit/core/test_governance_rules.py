@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +13,7 @@ from memory_service.core.errors import ConflictError, ValidationError
 from memory_service.core.models import MemoryRecord, Scope
 from memory_service.core.scopes import CallerScope, ScopeInput, read_conditions, resolve_write
 from memory_service.core.services.write_rules import check_governed_update
-from memory_service.settings import parse_remote
+from memory_service.settings import git_branch, head_branch, parse_remote
 
 HERE = Scope(org="acme", project="shop", branch="feature-a")
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
@@ -170,3 +172,20 @@ def test_approved_specs_need_a_version_bump_and_return_to_draft() -> None:
     bumped = check_governed_update(spec, "Changed.", {"spec_version": "1.3"})
     assert bumped == {"spec_version": "1.3", "status": "Draft"}
     assert check_governed_update(spec, None, {"status": "Implemented"}) == {"status": "Implemented"}
+
+
+def test_the_checked_out_branch_is_read_from_git_head(tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    assert head_branch(tmp_path) == "main"
+    git("checkout", "-q", "-b", "feature/x")
+    assert head_branch(tmp_path) == "feature/x"  # before the first commit too
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "one")
+    assert head_branch(tmp_path) == git_branch(tmp_path) == "feature/x"
+    git("checkout", "-q", "--detach")
+    assert head_branch(tmp_path) is None
+    git("worktree", "add", "-q", "-b", "wt", str(tmp_path / "wt"))
+    assert head_branch(tmp_path / "wt") == "wt"  # a linked worktree's .git is a file
+    assert head_branch(tmp_path / "nowhere") is None
