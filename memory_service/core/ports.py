@@ -70,13 +70,16 @@ class PayloadFilter:
     """A conjunction of payload conditions, translated by each adapter.
 
     ``equals``: field == value; ``any_of``: field in values; ``ranges``: field within
-    [gte, lte] (numbers; None = open); ``not_equals``: field != value.
+    [gte, lte] (numbers; None = open); ``not_equals``: field != value; ``also_any``: more
+    (field, values) conditions, each of which holds (several on one list field). On a field that
+    holds a list, == and "in" hold when an element does.
     """
 
     equals: dict[str, Any] = field(default_factory=dict)
     any_of: dict[str, Sequence[Any]] = field(default_factory=dict)
     ranges: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
     not_equals: dict[str, Any] = field(default_factory=dict)
+    also_any: tuple[tuple[str, Sequence[Any]], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from memory_service.core.ports import (
     VoteStore,
     WriteJournal,
 )
-from memory_service.core.scopes import SCOPE_FILTER_FIELDS, scope_payload
+from memory_service.core.scopes import FACETS, facet, scope_payload
 from memory_service.core.ttl import EXPIRES_FIELD, expires_ts
 
 MEMORIES = "memories"
@@ -38,8 +38,7 @@ KEYWORD_FIELDS = (
     "content_hash",
     "superseded",
     "thread",
-    *SCOPE_FILTER_FIELDS[2:],  # org, service, sprint, tenant (project and branch are above)
-    "dedupe_key",
+    FACETS,  # org, service, sprint, tenant and the dedupe key (core/scopes.py)
 )
 # Flat "true"/"false" copy of whether ``stale`` is set (statistics count it with a filter).
 STALE_FIELD = "is_stale"
@@ -75,8 +74,9 @@ def to_payload(record: MemoryRecord) -> dict[str, Any]:
     payload[STALE_FIELD] = "true" if record.stale is not None else "false"
     payload[THREAD_FIELD] = thread_of(record) or ""
     payload.update(scope_payload(record.scope))
+    if record.dedupe_key:
+        payload[FACETS].append(facet("dedupe", record.dedupe_key))
     payload[EXPIRES_FIELD] = expires_ts(record.expires_at)
-    payload["dedupe_key"] = record.dedupe_key or ""
     payload["created_at_ts"] = record.created_at.timestamp()
     payload["updated_at_ts"] = record.updated_at.timestamp()
     return payload

@@ -46,9 +46,38 @@ class ScopeInput(ToolInput):
     tenant: str | None = _VALUE
 
 
-def scope_payload(scope: Scope) -> dict[str, str]:
+# project and branch have an indexed payload field each; the other levels (and the dedupe key,
+# core/dedupe.py) share one indexed list of "level=value" facets: every indexed field costs each
+# write's flush, and these are rarely asked for.
+FACETS = "facets"
+FACET_LEVELS = ("org", "service", "sprint", "tenant")
+
+
+def facet(level: str, value: str) -> str:
+    return f"{level}={value}"
+
+
+def scope_payload(scope: Scope) -> dict[str, Any]:
     """The flat, indexed payload copies filters use ("" for a level without a value)."""
-    return {level: getattr(scope, level) or "" for level in SCOPE_FILTER_FIELDS}
+    return {
+        "project": scope.project or "",
+        "branch": scope.branch or "",
+        FACETS: [facet(level, getattr(scope, level) or "") for level in FACET_LEVELS],
+    }
+
+
+def filter_parts(
+    conditions: dict[str, list[str]],
+) -> tuple[dict[str, list[str]], tuple[tuple[str, list[str]], ...]]:
+    """:func:`read_conditions` as PayloadFilter parts: ``any_of`` for project and branch, and one
+    ``also_any`` condition on the facets per other level."""
+    any_of = {level: values for level, values in conditions.items() if level not in FACET_LEVELS}
+    also = tuple(
+        (FACETS, [facet(level, v) for v in values])
+        for level, values in conditions.items()
+        if level in FACET_LEVELS
+    )
+    return any_of, also
 
 
 def invalid_scope(message: str, field: str, suggestion: str, **details: Any) -> ValidationError:

@@ -32,6 +32,7 @@ def to_filter(flt: PayloadFilter | None) -> qe.Filter | None:
     if flt is None:
         return None
     must = [_eq(k, v) for k, v in flt.equals.items()] + [_any(k, v) for k, v in flt.any_of.items()]
+    must += [_any(k, v) for k, v in flt.also_any]
     must += [qe.FieldCondition(k, range=qe.RangeFloat(gte=lo, lte=hi)) for k, (lo, hi) in flt.ranges.items()]
     must_not = [_eq(k, v) for k, v in flt.not_equals.items()]
     if not must and not must_not:

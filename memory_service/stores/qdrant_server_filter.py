@@ -37,6 +37,7 @@ def to_filter(flt: PayloadFilter | None) -> models.Filter | None:
     if flt is None:
         return None
     must = [_eq(k, v) for k, v in flt.equals.items()] + [_any(k, v) for k, v in flt.any_of.items()]
+    must += [_any(k, v) for k, v in flt.also_any]
     must += [
         models.FieldCondition(key=k, range=models.Range(gte=lo, lte=hi)) for k, (lo, hi) in flt.ranges.items()
     ]

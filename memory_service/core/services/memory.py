@@ -54,7 +54,7 @@ from memory_service.core.schemas import (
     MemoryUpdateOutput,
     RelationshipInput,
 )
-from memory_service.core.scopes import CallerScope, fixed, resolve_write
+from memory_service.core.scopes import FACETS, CallerScope, facet, fixed, resolve_write
 from memory_service.core.services.code_links import CODE_REFS, code_ref_edges
 from memory_service.core.services.graph_sync import (
     op_delete_edges_of,
@@ -203,7 +203,7 @@ class MemoryService:
         if not record.dedupe_key:
             return None
         flt = PayloadFilter(  # a superseded fact no longer holds: stating it again is a new fact
-            equals={"status": MemoryStatus.ACTIVE.value, "dedupe_key": record.dedupe_key},
+            equals={"status": MemoryStatus.ACTIVE.value, FACETS: facet("dedupe", record.dedupe_key)},
             ranges={EXPIRES_FIELD: (utcnow().timestamp(), None)},
             not_equals={"superseded": "true"},
         )

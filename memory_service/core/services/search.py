@@ -21,7 +21,7 @@ from memory_service.core.records import WRITE_GENERATION
 from memory_service.core.routing import AMBIENT, route_for
 from memory_service.core.sanitize import mask_value
 from memory_service.core.schemas import MemorySearchInput, MemorySearchOutput, SearchResult
-from memory_service.core.scopes import read_conditions
+from memory_service.core.scopes import filter_parts, read_conditions
 from memory_service.core.services.ranker import Candidate, Plan, Ranker
 from memory_service.core.services.suggest import suggestions_for
 from memory_service.core.ttl import EXPIRES_FIELD, stale_mark
@@ -155,7 +155,8 @@ def search_filter(
 ) -> PayloadFilter:
     """Active, unexpired records, of the given types, created in the time range, not superseded
     (by default), in the scope given (field → accepted values, core/scopes.py; None: any)."""
-    any_of: dict[str, Sequence[Any]] = dict(scope or {})
+    scoped, also_any = filter_parts(scope or {})
+    any_of: dict[str, Sequence[Any]] = dict(scoped)
     if memory_types:
         allowed = [t.value for t in MemoryType]
         bad = [t for t in memory_types if t not in allowed]
@@ -177,7 +178,11 @@ def search_filter(
     # unindexed nested field made every filtered vector search load payloads (~20x slower).
     not_equals = {} if include_superseded else {"superseded": "true"}
     return PayloadFilter(
-        equals={"status": MemoryStatus.ACTIVE.value}, any_of=any_of, ranges=ranges, not_equals=not_equals
+        equals={"status": MemoryStatus.ACTIVE.value},
+        any_of=any_of,
+        ranges=ranges,
+        not_equals=not_equals,
+        also_any=also_any,
     )
 
 
