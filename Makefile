@@ -12,9 +12,12 @@ install:  ## create .venv, install the service with its dev tools and the e2e te
 	npm ci --prefix tests/e2e/ts --no-audit --no-fund --loglevel=error
 	mvn -q -B -f tests/servers/neo4j/pom.xml package
 
+# Two pytest workers (pytest-xdist), a test file each at a time: a file's tests share its server.
+PYTEST = $(BIN)/python -m pytest -q --durations=15 -n 2 --dist loadfile
+
 test: lint typecheck  ## lint, type-check, the whole suite, then the e2e suite again on the server adapters
-	$(BIN)/python -m pytest -q --durations=15
-	MEMORY_TEST_PROFILE=server $(BIN)/python -m pytest -q --durations=15 tests/e2e
+	$(PYTEST)
+	MEMORY_TEST_PROFILE=server $(PYTEST) tests/e2e
 
 lint:
 	$(BIN)/ruff check memory_service indexer tests bench docs
