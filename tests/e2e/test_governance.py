@@ -275,11 +275,13 @@ async def test_expired_memories_vanish_on_time_and_are_swept(tmp_path: Path) -> 
         )
         seen = await _ids(client, "PR context", scope={"branch": "*"})
         assert gone["memory_id"] not in seen and soon["memory_id"] in seen
+        assert soon["memory_id"] in await _ids(client, "PR context", mode="fast")  # now cached
         await call_error(client, "memory_get", {"memory_id": gone["memory_id"]})
         await anyio.sleep(
             max(0.0, (datetime.fromisoformat(soon["expires_at"]) - datetime.now(UTC)).total_seconds())
         )
         assert soon["memory_id"] not in await _ids(client, "PR context")  # expired, not yet swept
+        assert soon["memory_id"] not in await _ids(client, "PR context", mode="fast")  # nor cached
         await call_ok(
             client,
             "memory_update",

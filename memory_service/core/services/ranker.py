@@ -21,6 +21,7 @@ from memory_service.core.records import MEMORIES, THREAD_FIELD, Stores, from_pay
 from memory_service.core.routing import GENERAL, Route
 from memory_service.core.scopes import CallerScope, fixed
 from memory_service.core.services.signals import GraphSignals, fuzzy_terms, utility_votes
+from memory_service.core.ttl import is_expired
 from memory_service.settings import RankingSettings
 
 MODEL_WAIT_SECONDS = 30.0
@@ -129,7 +130,8 @@ class Ranker:
             self._expand(found, flt)
         # RRF over truncated lists: a memory in none of them (reached by graph expansion) has base 0.
         bases: dict[str, float | None] = {cid: base.get(cid, 0.0) for cid in found}
-        candidates = list(found.values())
+        now = utcnow()  # expired memories are never returned, swept or not (core/ttl.py)
+        candidates = [c for c in found.values() if not is_expired(c.record.expires_at, now)]
         self.score_candidates(query, candidates, bases, plan.route)
         return sort_candidates(candidates)
 

@@ -47,6 +47,7 @@ class SearchService:
             req.time_range,
             include_superseded=req.include_superseded,
             scope=read_conditions(req.scope, self._ranker.scope),
+            hide_expired=False,  # the ranker drops expired hits: cheaper than a range on every query
         )
         cache_key = self._cache_key(req) if req.mode == "fast" else None
         if cache_key is not None:
@@ -85,9 +86,16 @@ class SearchService:
             if good < 3 and req.read == "targeted"
             else [],
         )
-        if cache_key is not None:
+        # Kept no longer than the first of its memories lives: an expiry bumps no write generation.
+        soonest = min((c.record.expires_at for c in kept if c.record.expires_at), default=None)
+        ttl = (
+            CACHE_TTL_SECONDS
+            if soonest is None
+            else min(CACHE_TTL_SECONDS, (soonest - utcnow()).total_seconds())
+        )
+        if cache_key is not None and ttl > 0:
             cached = json.dumps(mask_value(out.model_dump(mode="json")))  # suggestions quote the query
-            self._stores.cache.set(CACHE_NAMESPACE, cache_key, cached.encode(), CACHE_TTL_SECONDS)
+            self._stores.cache.set(CACHE_NAMESPACE, cache_key, cached.encode(), ttl)
         out.query_time_ms = round((time.perf_counter() - started) * 1000)
         return out
 
@@ -152,6 +160,7 @@ def search_filter(
     *,
     include_superseded: bool = False,
     scope: dict[str, list[str]] | None = None,
+    hide_expired: bool = True,
 ) -> PayloadFilter:
     """Active, unexpired records, of the given types, created in the time range, not superseded
     (by default), in the scope given (field → accepted values, core/scopes.py; None: any)."""
@@ -169,7 +178,9 @@ def search_filter(
             )
         any_of["type"] = list(dict.fromkeys(memory_types))
     # Expired records are never returned, even before the sweep soft-deletes them (core/ttl.py).
-    ranges: dict[str, tuple[float | None, float | None]] = {EXPIRES_FIELD: (utcnow().timestamp(), None)}
+    ranges: dict[str, tuple[float | None, float | None]] = {}
+    if hide_expired:
+        ranges[EXPIRES_FIELD] = (utcnow().timestamp(), None)
     if time_range is not None and (time_range.start or time_range.end):
         start = time_range.start.timestamp() if time_range.start else None
         end = time_range.end.timestamp() if time_range.end else None
