@@ -26,10 +26,6 @@ def configure(*, redact: bool) -> None:
     _state["redact"] = redact
 
 
-def redacting() -> bool:
-    return _state["redact"]
-
-
 def clean_text(text: str) -> str:
     """``text`` without lone surrogates (replaced) or control characters other than \\t \\n \\r."""
     if _SURROGATE.search(text):
