@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 import socket
 import threading
 import time
@@ -90,7 +89,7 @@ class Services:
     statistics: StatisticsService
     audit: AuditQueryService
     normalize: NormalizeService
-    expiry: ExpiryService  # the TTL sweep (housekeeping runs it; memory-cli expire on demand)
+    expiry: ExpiryService  # the TTL sweep (housekeeping runs it)
     lock: OwnerLock
     _housekeeper: Housekeeper | None = field(default=None, repr=False)
     presence: StorePresence | None = field(default=None, repr=False)  # store losses and their alarms
@@ -302,7 +301,7 @@ def caller_scope(settings: Settings) -> CallerScope:
         tenant=settings.tenant,
     )
     root = settings.project_root  # the git top level when started inside a work tree
-    follows = "branch" not in settings.model_fields_set and not os.environ.get("MEMORY_BRANCH")
+    follows = "branch" not in settings.model_fields_set  # MEMORY_BRANCH (or an argument) pins it
     probe = (lambda: head_branch(root)) if follows and (root / ".git").exists() else None
     return CallerScope(base, probe)
 

@@ -269,7 +269,7 @@ class Settings(BaseSettings):
             if self.org is None:
                 self.org = remote_org
             if self.branch is None:
-                self.branch = git_branch(git_root)
+                self.branch = head_branch(git_root)
         if self.data_dir is None:
             self.data_dir = default_data_dir(self.project or "default", self.project_root)
         self.data_dir = self.data_dir.expanduser()
@@ -327,12 +327,6 @@ def head_branch(root: Path) -> str | None:
         return None
     prefix = "ref: refs/heads/"
     return head[len(prefix) :] if head.startswith(prefix) else None
-
-
-def git_branch(path: Path) -> str | None:
-    """The branch checked out at ``path`` (None: not a git checkout, or a detached HEAD)."""
-    branch = _git(path, "rev-parse", "--abbrev-ref", "HEAD")
-    return None if branch in (None, "HEAD") else str(branch)
 
 
 def _git_remote(path: Path) -> tuple[str | None, str | None]:

@@ -9,6 +9,7 @@ turns it off for the whole process (:func:`configure`, called once at start).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from memory_service.core import redaction
@@ -28,21 +29,29 @@ def configure(*, redact: bool) -> None:
 
 def clean_text(text: str) -> str:
     """``text`` without lone surrogates (replaced) or control characters other than \\t \\n \\r."""
-    if _SURROGATE.search(text):
-        text = _SURROGATE.sub("\ufffd", text)
-    return _CONTROL.sub("", text)
+    return _CONTROL.sub("", _replace_surrogates(text))
+
+
+def _map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """A copy of a JSON-like value with ``fn`` applied to every string, dict keys included."""
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, dict):
+        return {_map_strings(k, fn): _map_strings(v, fn) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [_map_strings(v, fn) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
+def _replace_surrogates(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def without_surrogates(value: Any) -> Any:
     """A JSON-like value whose strings (and keys) have lone surrogates replaced by U+FFFD: JSON
     can carry them (``"\\ud800"``) but they are not text, and the schema layer would refuse them."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
-    if isinstance(value, dict):
-        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [without_surrogates(v) for v in value]
-    return value
+    return _map_strings(value, _replace_surrogates)
 
 
 def scrub_text(text: str) -> tuple[str, list[str]]:
@@ -55,25 +64,10 @@ def scrub_text(text: str) -> tuple[str, list[str]]:
 
 def scrub_value(value: Any) -> tuple[Any, list[str]]:
     """:func:`scrub_text` over every string (and dict key) of a JSON-like value; a new object."""
-    if isinstance(value, str):
-        return scrub_text(value)
-    if isinstance(value, dict):
-        out: dict[Any, Any] = {}
-        kinds: list[str] = []
-        for key, item in value.items():
-            new_key, key_kinds = scrub_value(key) if isinstance(key, str) else (key, [])
-            new_item, item_kinds = scrub_value(item)
-            out[new_key] = new_item
-            kinds += key_kinds + item_kinds
-        return out, kinds
-    if isinstance(value, list | tuple):
-        items, kinds = [], []
-        for item in value:
-            new_item, item_kinds = scrub_value(item)
-            items.append(new_item)
-            kinds += item_kinds
-        return (items if isinstance(value, list) else tuple(items)), kinds
-    return value, []
+    cleaned = _map_strings(value, clean_text)
+    if not _state["redact"]:
+        return cleaned, []
+    return redaction.redact_value(cleaned)
 
 
 def mask_secrets(text: str) -> str:

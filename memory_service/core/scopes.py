@@ -26,7 +26,6 @@ from memory_service.core.errors import ValidationError
 from memory_service.core.models import Scope
 from memory_service.core.schema_base import ToolInput
 
-LEVELS = ("org", "project", "service", "branch", "sprint", "tenant")
 SCOPE_FILTER_FIELDS = ("project", "branch", "org", "service", "sprint", "tenant")
 WILDCARD = "*"
 PROJECT_WIDE_TYPES = frozenset({"user_preference", "preference"})

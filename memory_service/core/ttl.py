@@ -6,9 +6,10 @@ from ``metadata.pr_merged_at`` / ``metadata.pr_closed_at`` (ISO-8601); until one
 not expire. A memory's ``metadata.last_verified_at`` older than 90 days makes it stale
 (FR-043's runbooks; any memory that records a verification date).
 
-Expired records are filtered out of every read by ``expires_at_ts`` (a float payload field;
-records that never expire hold :data:`NEVER`), so they vanish on time even before the
-background sweep (:mod:`.services.expiry`) soft-deletes them.
+Expired records are left out of every read, so they vanish on time even before the background
+sweep (:mod:`.services.expiry`) soft-deletes them: by a range condition on ``expires_at_ts`` (a
+float payload field; records that never expire hold :data:`NEVER`), or, in memory_search, by the
+ranker, which drops expired hits rather than add a condition to each engine query.
 """
 
 from __future__ import annotations

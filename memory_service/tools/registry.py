@@ -160,8 +160,7 @@ def _client_name(ctx: Context) -> str | None:
         params = ctx.request_context.session.client_params
     except (ValueError, AttributeError):  # called outside a request, or no session
         return None
-    info = getattr(params, "client_info", None) or getattr(params, "clientInfo", None)
-    name = getattr(info, "name", None)
+    name = params.client_info.name if params is not None else None
     return name if isinstance(name, str) and name.strip() else None
 
 

@@ -1,8 +1,7 @@
 """The TTL sweep (seed 004 FR-044): soft-delete memories whose TTL has run out, with an audit.
 
-Reads never return an expired memory (their filters compare ``expires_at_ts`` with now), so the
-sweep only tidies up: it runs in the owner's housekeeping thread every
-``memory.ttl_sweep_seconds`` (and on demand), in batches, each deletion under the memory's own
+Reads never return an expired memory (core/ttl.py), so the sweep only tidies up: it runs in the
+owner's housekeeping thread every ``memory.ttl_sweep_seconds``, each deletion under the memory's own
 write lock like any other write, so queries are not held up.
 """
 

@@ -12,7 +12,7 @@ import pydantic
 
 from memory_service.core.errors import SecurityError, ValidationError
 from memory_service.core.metadata import metadata_model
-from memory_service.core.sanitize import clean_text, scrub_value
+from memory_service.core.sanitize import clean_text
 from memory_service.core.validation import translate
 
 # Seed 003's limits for metadata, widened for design documents: deep enough for structure,
@@ -48,7 +48,6 @@ def parse_uuid(value: str, *, field: str = "memory_id") -> str:
 
 def check_metadata(memory_type: str, metadata: dict[str, Any], *, field: str) -> dict[str, Any]:
     """Validate type-specific metadata and size limits; returns it with canonical enum spellings."""
-    metadata = scrub_value(metadata)[0]  # no lone surrogate or control character; secrets masked
     _check_shape(metadata, field)
     if "tags" in metadata:
         metadata = {**metadata, "tags": clean_tags(metadata["tags"], field=f"{field}.tags")}
@@ -81,9 +80,10 @@ def _check_shape(metadata: dict[str, Any], field: str) -> None:
             details={"field": field, "limits": "integers within 64 bits; no NaN or infinity"},
             suggestion="Store very large numbers as strings, and leave out NaN and infinite values.",
         )
-    if len(encoded.encode()) > MAX_METADATA_BYTES:
+    size = len(encoded.encode("utf-8", "surrogatepass"))  # a lone surrogate from a direct caller
+    if size > MAX_METADATA_BYTES:
         raise ValidationError(
-            f"Field '{field}' is {len(encoded.encode())} bytes; the limit is {MAX_METADATA_BYTES}",
+            f"Field '{field}' is {size} bytes; the limit is {MAX_METADATA_BYTES}",
             code="VAL_METADATA_TOO_LARGE",
             details={"field": field, "max_bytes": MAX_METADATA_BYTES},
             suggestion="Keep metadata small and structured; put long text in 'content'.",
