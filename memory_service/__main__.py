@@ -39,6 +39,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--project-root", help="project root (default: the git root of the cwd)")
     parser.add_argument("--model-path", help="local folder with the ONNX embedding model (offline use)")
     parser.add_argument(
+        "--profile",
+        help="tool surface: default (seed 001's 27 tools), cortex-find-store (seed 004), cortex-os "
+        "(seed 003), memory-interface-v1 (seed 002), or several separated by commas "
+        "(MEMORY_SERVER__PROFILE; docs/profiles.md)",
+    )
+    parser.add_argument(
+        "--tool-names",
+        choices=("legal", "seed"),
+        help="legal (default): memory-find, names every client accepts; seed: the seeds' own "
+        "memory.find, which Claude Code refuses (MEMORY_SERVER__TOOL_NAMES)",
+    )
+    parser.add_argument(
         "--no-daemon",
         action="store_true",
         help="open the stores in this process instead of forwarding to the shared daemon",
@@ -76,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         (args.data_dir, "MEMORY_DATA_DIR"),
         (args.project_root, "MEMORY_PROJECT_ROOT"),
         (args.model_path, "MEMORY_EMBEDDING__MODEL_PATH"),
+        (args.profile, "MEMORY_SERVER__PROFILE"),
+        (args.tool_names, "MEMORY_SERVER__TOOL_NAMES"),
     ):
         if flag:
             os.environ[env] = flag
@@ -103,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
+    from memory_service.tools.profiles import tools_for
+
+    tools_for(settings.server.profile, settings.server.tool_names)  # profiles that clash: say so now
     if args.command == "serve":
         from memory_service.transport.http import parse_bind, read_token
 

@@ -24,6 +24,7 @@ from memory_service.core.models import Scope
 from memory_service.core.ports import ComponentHealth
 from memory_service.core.records import MEMORIES, Stores, memories_collection
 from memory_service.core.scopes import CallerScope
+from memory_service.core.services.archive import ArchiveService
 from memory_service.core.services.audit_query import AuditQueryService
 from memory_service.core.services.code_search import CodeSearch
 from memory_service.core.services.consistency import ConsistencyService
@@ -76,6 +77,7 @@ class Services:
     explain: ExplainService
     feedback: FeedbackService
     supersede: SupersedeService
+    archive: ArchiveService  # archive / restore (memory_update archived, seed 002 archive_state)
     index: IndexService
     code: CodeSearch
     graph: GraphToolsService
@@ -222,6 +224,7 @@ def open_services(
         explain=ExplainService(search, scope),
         feedback=FeedbackService(stores, writer, memory, settings.actor),
         supersede=SupersedeService(stores, writer, memory, settings.actor),
+        archive=ArchiveService(stores, writer, memory, settings.actor),
         index=index,
         code=CodeSearch(stores),
         graph=GraphToolsService(

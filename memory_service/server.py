@@ -17,8 +17,8 @@ from memory_service.app import Services, open_services
 from memory_service.core.errors import MemoryServiceError
 from memory_service.observability.side import start_side_server
 from memory_service.settings import Settings
-from memory_service.tools import ALL_TOOLS
 from memory_service.tools.guard import RequestGuard
+from memory_service.tools.profiles import tools_for
 from memory_service.tools.registry import build_tool
 
 logger = logging.getLogger(__name__)
@@ -72,13 +72,21 @@ async def serving(settings: Settings, state: ServerState) -> AsyncIterator[Servi
             await anyio.to_thread.run_sync(side.stop)
 
 
-def build_server(settings: Settings | None = None, *, shared: ServerState | None = None) -> MCPServer[Any]:
+def build_server(
+    settings: Settings | None = None,
+    *,
+    shared: ServerState | None = None,
+    profile: str | None = None,
+    tool_names: str | None = None,
+) -> MCPServer[Any]:
     """The MCP server; the stores open when a client connects and close when it leaves.
 
     With ``shared`` (the daemon), the stores were opened once by :func:`serving` and every
     connection (each runs the lifespan) uses them; the lifespan opens and closes nothing.
+    ``profile`` and ``tool_names`` (default: the settings') pick the tool surface (tools/profiles.py).
     """
     settings = settings or Settings()
+    surface = tools_for(profile or settings.server.profile, tool_names or settings.server.tool_names)
     state = shared or ServerState()
 
     @asynccontextmanager
@@ -93,8 +101,13 @@ def build_server(settings: Settings | None = None, *, shared: ServerState | None
         return state.holder["services"]
 
     budget = int(settings.server.max_response_tokens * settings.server.chars_per_token)
-    tools = [build_tool(spec, services, budget) for spec in ALL_TOOLS]
-    guard = RequestGuard([spec.name for spec in ALL_TOOLS], budget, lambda: state.failure.get("error"))
+    tools = [build_tool(spec, services, budget) for spec in surface.tools]
+    guard = RequestGuard(
+        [spec.name for spec in surface.tools],
+        budget,
+        lambda: state.failure.get("error"),
+        aliases=surface.aliases,
+    )
     return MCPServer(
         settings.server.name,
         instructions=INSTRUCTIONS,

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -168,13 +168,22 @@ class IndexerSettings(BaseModel):
     max_job_wait_seconds: float = Field(3600.0, ge=1)
 
 
+PROFILE_NAMES = ("default", "cortex-find-store", "cortex-os", "memory-interface-v1")
+
+
 class ServerSettings(BaseModel):
     name: str = "memory-service"
     max_response_tokens: int = Field(50_000, ge=1_000)
     # Estimated characters per token for the response cap; 3 is conservative for JSON text.
     chars_per_token: float = Field(3.0, gt=0)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    profile: Literal["default"] = "default"
+    # Which contract the server speaks (docs/profiles.md): one of PROFILE_NAMES, or several
+    # separated by commas (their union). Each MCP connection may ask for its own (the daemon
+    # serves every profile; a forwarder passes its own).
+    profile: str = "default"
+    # "legal": names every client accepts (memory-find); "seed": the seeds' own (memory.find),
+    # which Claude Code and Claude Desktop refuse.
+    tool_names: Literal["legal", "seed"] = "legal"
     # The HTTP side server (docs/observability.md): /health/live, /health/ready, /metrics, /stats.
     # Loopback by default; port 0 takes a free port (tests, several servers on one machine).
     http_enabled: bool = True
@@ -185,6 +194,18 @@ class ServerSettings(BaseModel):
     # MCP over streamable HTTP (`memory-service serve --http HOST:PORT`): the bearer token clients
     # must send; required for any bind that is not loopback.
     mcp_token: SecretStr | None = None
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profiles(cls, value: str) -> str:
+        names = [part.strip() for part in value.split(",") if part.strip()]
+        unknown = [n for n in names if n not in PROFILE_NAMES]
+        if not names or unknown:
+            raise ValueError(
+                f"unknown tool profile {', '.join(map(repr, unknown)) or repr(value)}: use one of "
+                f"{', '.join(PROFILE_NAMES)}, or several separated by commas"
+            )
+        return ",".join(dict.fromkeys(names))
 
 
 class DaemonSettings(BaseModel):

@@ -32,8 +32,14 @@ class MemoryFeedbackOutput(ToolOutput):
     memory_id: str
     problem_id: str
     vote: float
-    votes_count: int = Field(description="Votes on this memory, including this one")
-    mean_vote: float = Field(description="Mean of those votes: the ranking's utility component")
+    votes_count: int = Field(description="Votes on this memory for this problem, including this one")
+    mean_vote: float = Field(
+        description="Mean of those votes: the memory's utility component in reads for this problem"
+    )
+    overall_votes_count: int = Field(description="Votes on this memory for any problem, including this one")
+    overall_mean_vote: float = Field(
+        description="Mean of those votes: its utility in reads with no votes for their problem"
+    )
 
 
 class NewMemory(ToolInput):

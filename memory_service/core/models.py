@@ -38,7 +38,10 @@ class SeedMemoryType(StrEnum):
 
 
 class MemoryType(StrEnum):
-    """Every accepted type: seed 001's eight, then seed 002's kinds (problem ... change).
+    """Every accepted type: seed 001's eight, seed 002's kinds (problem ... change), seed 004's
+    knowledge types (a seed-004 ``decision`` is a ``design`` with ``metadata.design_type`` ADR) and
+    ``note``, where seed 003's free-form kinds that are none of these are kept (the kind itself is
+    the record's ``label``).
 
     ``solution`` and ``failed_tactic`` must link to a ``problem`` (seed 002: links.problem_id).
     """
@@ -57,6 +60,14 @@ class MemoryType(StrEnum):
     FACT = "fact"
     PREFERENCE = "preference"
     CHANGE = "change"
+    SECTION = "section"
+    RUNBOOK = "runbook"
+    ISSUE = "issue"
+    TODO = "todo"
+    RELEASE_NOTE = "release_note"
+    DDL = "ddl"
+    PR_CONTEXT = "pr_context"
+    NOTE = "note"
 
 
 SEED_002_KINDS = ("problem", "solution", "failed_tactic", "fact", "preference", "change")
@@ -68,6 +79,8 @@ class MemoryStatus(StrEnum):
 
     ACTIVE = "active"
     DELETED = "deleted"
+    # Hidden from reads like a deleted record, but restorable (seed 002 ``archive_state``).
+    ARCHIVED = "archived"
 
 
 class Scope(BaseModel):
@@ -112,6 +125,9 @@ class MemoryRecord(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     title: str | None = None
     tags: list[str] = Field(default_factory=list)
+    # The kind a compatibility profile stored it as when ``type`` cannot say it (seed 003's
+    # free-form kinds, kept as type ``note``); None: the type is the kind.
+    label: str | None = None
     scope: Scope = Field(default_factory=Scope)
     content_hash: str
     version: int = 1

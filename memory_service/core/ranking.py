@@ -126,6 +126,23 @@ def utility(votes: Sequence[float]) -> float | None:
     return max(-1.0, min(1.0, sum(votes) / len(votes)))
 
 
+def contextual_utility(
+    votes: Sequence[tuple[str, float]], problem: str | None, *, latest: int = 500
+) -> float | None:
+    """A memory's utility for one read: the mean of its votes cast for the read's ``problem``.
+
+    Votes are ``(problem_id, vote)`` pairs, oldest first (seed 002: a vote says how useful the
+    memory was for one problem, so a fix that helped with one problem and misled on another ranks
+    by the problem at hand). Without a problem context, or with none of its votes cast for that
+    problem, every vote counts. Only the ``latest`` of the votes used count; None when none.
+    """
+    if problem is not None:
+        own = [vote for pid, vote in votes if pid == problem]
+        if own:
+            return utility(own[-latest:])
+    return utility([vote for _, vote in votes][-latest:])
+
+
 def graph_proximity(neighbour_bases: Sequence[float]) -> float:
     """How strongly linked memories also match: the best base relevance among linked candidates.
 

@@ -38,7 +38,7 @@ KEYWORD_FIELDS = (
     "content_hash",
     "superseded",
     "thread",
-    FACETS,  # org, service, sprint, tenant and the dedupe key (core/scopes.py)
+    FACETS,  # org, service, sprint, tenant, the dedupe key, the label and tags (core/scopes.py)
 )
 # Flat "true"/"false" copy of whether ``stale`` is set (statistics count it with a filter).
 STALE_FIELD = "is_stale"
@@ -76,6 +76,9 @@ def to_payload(record: MemoryRecord) -> dict[str, Any]:
     payload.update(scope_payload(record.scope))
     if record.dedupe_key:
         payload[FACETS].append(facet("dedupe", record.dedupe_key))
+    if record.label:
+        payload[FACETS].append(facet("kind", record.label))
+    payload[FACETS].extend(facet("tag", tag) for tag in record.tags)
     payload[EXPIRES_FIELD] = expires_ts(record.expires_at)
     payload["created_at_ts"] = record.created_at.timestamp()
     payload["updated_at_ts"] = record.updated_at.timestamp()

@@ -39,9 +39,17 @@ _INTENT = re.compile(
     re.I,
 )
 
-CHANGE_KINDS = ("change", "session", "test_history", "problem", "solution", "failed_tactic")
-CODE_KINDS = ("function", "component", "code_pattern", "test_history", "solution", "failed_tactic", "problem")
-DESIGN_KINDS = ("design", "requirements", "code_pattern", "fact", "preference", "user_preference")
+# Seed 004's kinds join the routes FR-023 sends them to: issue/PR ids -> logs (changes, issues, PR
+# context); file/symbol/stack -> runbooks and sections; implement/design/why -> specs and ADRs.
+CHANGE_KINDS = (
+    "change", "session", "test_history", "problem", "solution", "failed_tactic", "issue", "pr_context",
+    "release_note",
+)  # fmt: skip
+CODE_KINDS = (
+    "function", "component", "code_pattern", "test_history", "solution", "failed_tactic", "problem",
+    "runbook", "section", "ddl",
+)  # fmt: skip
+DESIGN_KINDS = ("design", "requirements", "code_pattern", "fact", "preference", "user_preference", "section")
 
 
 @dataclass(frozen=True)

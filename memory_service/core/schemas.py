@@ -113,11 +113,21 @@ class MemoryUpdateInput(ToolInput):
     content: NonBlank | None = Field(default=None, min_length=1, max_length=100_000)
     metadata: dict[str, Any] | None = None
     expected_version: int | None = Field(default=None, ge=1, description=EXPECTED_VERSION_HELP)
+    archived: bool | None = Field(
+        default=None,
+        description="true archives (hidden from search, restorable), false restores; given alone "
+        "(without content or metadata). memory_get still shows an archived memory",
+    )
 
     @model_validator(mode="after")
     def _something_to_change(self) -> MemoryUpdateInput:
-        if self.content is None and self.metadata is None:
-            raise ValueError("nothing to update: give 'content' and/or 'metadata'")
+        if self.archived is not None and (self.content is not None or self.metadata is not None):
+            raise ValueError(
+                "give 'archived' on its own: archiving or restoring does not edit content or metadata "
+                "(make two calls)"
+            )
+        if self.content is None and self.metadata is None and self.archived is None:
+            raise ValueError("nothing to update: give 'content' and/or 'metadata', or 'archived'")
         return self
 
 
@@ -237,6 +247,9 @@ class MemorySearchInput(ToolInput):
         "{'branch': '*'} every branch, {'project': '*'} every project",
     )
     time_range: TimeRange | None = None
+    tags: list[str] | None = Field(
+        default=None, max_length=32, description="Only memories carrying one of these tags (metadata.tags)"
+    )
     limit: int = Field(default=10, ge=1, le=100)
     min_similarity: float = Field(default=0, ge=0, le=1)
     mode: SearchMode = Field(
@@ -265,6 +278,24 @@ class MemorySearchInput(ToolInput):
         le=50_000,
         description="Pack results in rank order up to about this many tokens (4 characters each); "
         "ambient reads default to 2000",
+    )
+    problem_id: str | None = Field(
+        default=None,
+        json_schema_extra=UUID_FORMAT,
+        description="The problem this read is for: utility votes cast for it count (memory_feedback); "
+        "default: the best-ranked problem among the candidates, else every vote",
+    )
+    include_problem_links: bool | None = Field(
+        default=None,
+        description="true: each problem in the results is followed by its solutions and failed tactics, "
+        "and each solution or failed tactic by its problem (route_used 'graph'; they count toward "
+        "limit); false: never added; default: ambient reads add linked memories, targeted ones do not",
+    )
+    include_fact_update_links: bool | None = Field(
+        default=None,
+        description="true: each fact or change in the results is followed by its fact-update chain "
+        "neighbours (memory_supersede: replaced and replacing facts, the change; superseded ones "
+        "too); false: never added; default as include_problem_links",
     )
 
 

@@ -28,6 +28,9 @@ from memory_service.core.schema_base import ToolInput
 
 SCOPE_FILTER_FIELDS = ("project", "branch", "org", "service", "sprint", "tenant")
 WILDCARD = "*"
+# The reserved project of memories shared by every repository (seed 002's ``scope: "global"``):
+# a read names it in ``extra_projects`` (SearchService.search) to see them beside its own project's.
+GLOBAL_PROJECT = "_global"
 PROJECT_WIDE_TYPES = frozenset({"user_preference", "preference"})
 _VALUE = Field(default=None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
 # Which levels a level needs: a tenant belongs to an org; the others hang off the project.

@@ -7,6 +7,7 @@ stdio framing on each socket connection.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -23,22 +24,41 @@ MAX_LINE = 256 * 1024 * 1024  # one JSON-RPC message; imports carry whole files
 GONE = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 
-async def serve_connection(server: Server[Any], stream: ByteStream, hello: bytes = b"") -> None:
+async def serve_connection(
+    server: Server[Any],
+    stream: ByteStream,
+    hello: bytes = b"",
+    *,
+    select: Callable[[bytes], Server[Any] | None] | None = None,
+) -> None:
     """Serve one client until it disconnects (the read side ends the session); ``hello`` is
-    sent first (the daemon's notification of who it is, :mod:`.hello`)."""
+    sent first (the daemon's notification of who it is, :mod:`.hello`).
+
+    ``select`` looks at the client's first line: when it names the server to use (a forwarder's
+    profile notification) that server serves the session and the line is consumed; otherwise
+    ``server`` does and the line is the session's first message.
+    """
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     lines = BufferedByteReceiveStream(stream)
+    first: list[bytes] = []
+
+    async def next_line() -> bytes | None:
+        if first:
+            return first.pop()
+        try:
+            return await lines.receive_until(b"\n", MAX_LINE)
+        except GONE:
+            return None
+        except anyio.DelimiterNotFound:
+            logger.warning("a client sent a message over %d bytes: disconnected", MAX_LINE)
+            return None
 
     async def reader() -> None:
         async with read_send:
             while True:
-                try:
-                    line = await lines.receive_until(b"\n", MAX_LINE)
-                except GONE:
-                    return
-                except anyio.DelimiterNotFound:
-                    logger.warning("a client sent a message over %d bytes: disconnected", MAX_LINE)
+                line = await next_line()
+                if line is None:
                     return
                 if not line.strip():
                     continue
@@ -64,6 +84,15 @@ async def serve_connection(server: Server[Any], stream: ByteStream, hello: bytes
     try:
         if hello:
             await stream.send(hello)
+        if select is not None:
+            line = await next_line()
+            if line is None:
+                return
+            chosen = select(line)
+            if chosen is None:
+                first.append(line)
+            else:
+                server = chosen
         async with anyio.create_task_group() as tg:
             tg.start_soon(reader)
             tg.start_soon(writer)

@@ -10,7 +10,8 @@ requests. Each ``tools/call`` carries a request key in ``_meta`` (core/request_k
 on every re-send, so the daemon applies a re-sent write once.
 
 Each connection opens with the daemon's hello notification (its version and pid): a daemon of
-another version is refused with a message saying how to stop it.
+another version is refused with a message saying how to stop it. The forwarder's first line names
+its tool profile (MEMORY_SERVER__PROFILE), so sessions of different profiles share one daemon.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from memory_service import __version__
 from memory_service.core.request_key import REQUEST_KEY_META
 from memory_service.daemon.connection import GONE, MAX_LINE
-from memory_service.daemon.hello import HELLO_METHOD
+from memory_service.daemon.hello import HELLO_METHOD, profile_line
 from memory_service.daemon.paths import DaemonPaths
 from memory_service.settings import Settings
 from memory_service.stores.owner_lock import read_owner
@@ -252,6 +253,7 @@ class Forwarder:
         self._fatal: DaemonUnavailable | None = None
         self._stdout = sys.stdout.fileno()
         self._replays = 0
+        self._profile = profile_line(settings.server.profile, settings.server.tool_names)
 
     async def run(self) -> int:
         stdin = _StdinLines(sys.stdin.fileno())
@@ -259,6 +261,7 @@ class Forwarder:
             self._link = await connect(
                 self._paths, start=True, start_timeout=self._settings.daemon.start_timeout_s
             )
+            await self._link.stream.send(self._profile)
             logger.info(
                 "forwarding to the memory-service daemon (pid %s; its log: %s)",
                 self._link.hello.get("pid"),
@@ -374,6 +377,7 @@ class Forwarder:
             return True
 
     async def _replay(self, link: DaemonLink) -> None:
+        await link.stream.send(self._profile)  # the new connection speaks the client's profile too
         init_answered = self._initialize is not None and _id_key(self._initialize[0]) not in self._pending
         if init_answered and self._initialize is not None:
             self._replays += 1

@@ -27,8 +27,9 @@ import anyio
 from anyio.abc import SocketStream, TaskGroup
 
 from memory_service.app import Services
+from memory_service.core.errors import MemoryServiceError
 from memory_service.daemon.connection import serve_connection
-from memory_service.daemon.hello import announced_version, hello_line
+from memory_service.daemon.hello import announced_version, hello_line, profile_of
 from memory_service.daemon.paths import DaemonPaths
 from memory_service.server import ServerState, build_server, serving
 from memory_service.settings import Settings
@@ -68,6 +69,7 @@ class Daemon:
         self._token = token
         self._idle_exit = idle_exit
         self.clients = 0
+        self._profiles: ProfileServers | None = None
         self._last_activity = time.monotonic()
         self._inode = 0
 
@@ -82,6 +84,9 @@ class Daemon:
                 )
                 return 1
             mcp = build_server(self.settings, shared=state)
+            # Socket connections without a profile line (memory-cli) speak seed 001's tools,
+            # whatever profile the forwarder that started this daemon had.
+            self._profiles = ProfileServers(self.settings, state)
             listener = await self._listen()
             info: dict[str, Any] = {
                 "pid": os.getpid(),
@@ -92,7 +97,7 @@ class Daemon:
             }
             try:
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._serve_socket, listener, mcp, tg)
+                    tg.start_soon(self._serve_socket, listener, tg)
                     if self._http is not None:
                         info["http"] = await self._start_http(tg, mcp)
                     self.paths.write_info(info)
@@ -131,15 +136,17 @@ class Daemon:
             if self.paths.socket.stat().st_ino == self._inode:
                 self.paths.socket.unlink()
 
-    async def _serve_socket(self, listener: Any, mcp: Any, tg: TaskGroup) -> None:
-        server = mcp._lowlevel_server  # the SDK serves a stream pair through the low-level server
+    async def _serve_socket(self, listener: Any, tg: TaskGroup) -> None:
+        assert self._profiles is not None
+        profiles = self._profiles
+        server = profiles.server()  # the SDK serves a stream pair through the low-level server
         greeting = hello_line()
 
         async def handle(stream: SocketStream) -> None:
             self.clients += 1
             self._last_activity = time.monotonic()
             try:
-                await serve_connection(server, stream, greeting)
+                await serve_connection(server, stream, greeting, select=profiles.select)
             except Exception:  # one broken session must not take the others down
                 logger.exception("a session ended with an error")
             finally:
@@ -178,3 +185,33 @@ class Daemon:
                 )
                 tg.cancel_scope.cancel()
                 return
+
+
+class ProfileServers:
+    """One MCP server per tool profile a forwarder asked for, built on first use over the shared
+    stores (tools/profiles.py): sessions of different profiles share one daemon."""
+
+    def __init__(self, settings: Settings, state: ServerState) -> None:
+        self._settings = settings
+        self._state = state
+        self._built: dict[tuple[str, str], Any] = {}
+
+    def server(self, profile: str = "default", tool_names: str = "legal") -> Any:
+        """The low-level server of a profile (CFG_PROFILE when it is unknown or clashes)."""
+        key = (profile, tool_names)
+        if key not in self._built:
+            mcp = build_server(self._settings, shared=self._state, profile=profile, tool_names=tool_names)
+            self._built[key] = mcp._lowlevel_server
+        return self._built[key]
+
+    def select(self, line: bytes) -> Any:
+        """The low-level server for a connection whose first line is a profile notification."""
+        asked = profile_of(line)
+        if asked is None:
+            return None
+        profile = asked.get("profile") or "default"
+        try:
+            return self.server(profile, asked.get("tool_names") or "legal")
+        except MemoryServiceError as exc:  # a forwarder checks its profile first: not expected
+            logger.error("a client asked for profile %r: %s; serving the default", profile, exc.message)
+            return self.server()

@@ -67,7 +67,7 @@ class RedisQueue:
             for name in ("CLAIM", "ACK", "FAIL", "RELEASE", "RECLAIM", "COUNTS", "REPLAY_DEAD")
         }
 
-    def _keys(self, topic: str) -> tuple[str, str, str]:
+    def all_keys(self, topic: str) -> tuple[str, str, str]:
         """stream, meta and dead-letter keys of a topic (one hash tag: one Cluster slot)."""
         stream = f"{self._prefix}q:{{{topic}}}"
         return stream, f"{stream}:meta", f"{stream}:dead"
@@ -82,7 +82,7 @@ class RedisQueue:
     def enqueue(self, topic: str, payloads: Sequence[dict[str, Any]]) -> list[str]:
         if not payloads:
             return []
-        stream = self._keys(topic)[0]
+        stream = self.all_keys(topic)[0]
         with self._calls("enqueue"):
             pipe = self._client.pipeline(transaction=True)
             for payload in payloads:
@@ -94,7 +94,7 @@ class RedisQueue:
     def claim(self, topic: str, consumer: str, limit: int = 100) -> list[QueueMessage]:
         if consumer == PARKED:
             raise ValueError(f"{PARKED!r} is the queue's own placeholder, not a consumer name")
-        stream, meta, _ = self._keys(topic)
+        stream, meta, _ = self.all_keys(topic)
         args = (self._group, consumer, limit, self._visibility_ms, PARKED)
         rows = self._run("CLAIM", "claim", (stream, meta), args)
         return [QueueMessage(_text(i), topic, json.loads(p), int(a), _text(e) or None) for i, p, a, e in rows]
@@ -103,7 +103,7 @@ class RedisQueue:
         valid = [i for i in ids if _STREAM_ID.match(i)]
         if not valid:
             return 0
-        stream, meta, _ = self._keys(topic)
+        stream, meta, _ = self.all_keys(topic)
         return int(self._run("ACK", "ack", (stream, meta), (self._group, *valid)))
 
     def fail(self, topic: str, message_id: str, error: str, *, max_attempts: int = 5) -> bool:
@@ -111,22 +111,22 @@ class RedisQueue:
             return False
         base, cap = self._backoff_ms
         args = (self._group, message_id, error or "failed", max_attempts, base, cap, PARKED)
-        return int(self._run("FAIL", "fail", self._keys(topic), args)) == 1
+        return int(self._run("FAIL", "fail", self.all_keys(topic), args)) == 1
 
     def release(self, topic: str, consumer: str) -> int:
         if consumer == PARKED:
             return 0
-        stream = self._keys(topic)[0]
+        stream = self.all_keys(topic)[0]
         return int(self._run("RELEASE", "release", (stream,), (self._group, consumer, PARKED)))
 
     def reclaim(self, topic: str, min_idle_seconds: float | None = None) -> int:
         idle = self._visibility_ms if min_idle_seconds is None else int(min_idle_seconds * 1000)
-        stream = self._keys(topic)[0]
+        stream = self.all_keys(topic)[0]
         return int(self._run("RECLAIM", "reclaim", (stream,), (self._group, idle, PARKED)))
 
     def dead(self, topic: str, limit: int = 100) -> list[QueueMessage]:
         with self._calls("dead"):
-            entries = self._client.xrange(self._keys(topic)[2], count=limit) or []
+            entries = self._client.xrange(self.all_keys(topic)[2], count=limit) or []
         out = []
         for _, raw in entries:
             fields = {_text(k): _text(v) for k, v in (raw or {}).items()}
@@ -137,12 +137,12 @@ class RedisQueue:
         return out
 
     def replay_dead(self, topic: str, ids: Sequence[str] | None = None) -> int:
-        stream, _, dead = self._keys(topic)
+        stream, _, dead = self.all_keys(topic)
         args = (self._group, "1" if ids is None else "0", *(ids or ()))
         return int(self._run("REPLAY_DEAD", "replay_dead", (stream, dead), args))
 
     def counts(self, topic: str) -> dict[str, int]:
-        stream, _, dead = self._keys(topic)
+        stream, _, dead = self.all_keys(topic)
         live, inflight, failed = self._run("COUNTS", "counts", (stream, dead), (self._group, PARKED))
         return {"pending": int(live) - int(inflight), "inflight": int(inflight), "failed": int(failed)}
 

@@ -3,13 +3,15 @@
 The SDK validates ``tools/call`` params before a tool runs: non-object ``arguments`` would be a
 JSON-RPC ``-32602`` and an unknown name a bare "Unknown tool" text. This middleware (the SDK's
 public ``ServerMiddleware`` hook, run before that validation) answers both as tool errors with
-the envelope, so every client shows a code and a suggestion. It also turns a server that could
-not open its stores (e.g. a data directory another server owns) into a failed ``initialize``
-carrying the reason, so the MCP client shows it, not only stderr.
+the envelope, so every client shows a code and a suggestion. A call by another spelling of a
+served name (a seed's ``memory.find`` where ``memory-find`` is served) is passed on renamed. It
+also turns a server that could not open its stores (e.g. a data directory another server owns)
+into a failed ``initialize`` carrying the reason, so the MCP client shows it, not only stderr.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -30,8 +32,11 @@ class RequestGuard:
         tool_names: Collection[str],
         max_chars: int,
         startup_error: Callable[[], MemoryServiceError | None],
+        *,
+        aliases: Mapping[str, str] | None = None,
     ) -> None:
         self._tools = sorted(tool_names)
+        self._aliases = dict(aliases or {})
         self._max_chars = max_chars
         self._startup_error = startup_error
 
@@ -44,7 +49,12 @@ class RequestGuard:
                 data=failed.to_envelope()["error"],
             )
         if ctx.method == "tools/call" and isinstance(ctx.params, Mapping):
-            problem = self._check_call(ctx.params)
+            params = ctx.params
+            served = self._aliases.get(str(params.get("name")))
+            if served is not None:  # memory.find where memory-find is served, or the reverse
+                params = {**params, "name": served}
+                ctx = dataclasses.replace(ctx, params=params)
+            problem = self._check_call(params)
             if problem is not None:
                 return error_result(problem, self._max_chars)
         return await call_next(ctx)

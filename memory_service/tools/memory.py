@@ -46,7 +46,8 @@ MEMORY_TOOLS = [
         description=(
             "Update an existing memory's content and/or metadata. Metadata keys are merged into "
             "the existing metadata (a key set to null is removed). Changing content re-embeds the "
-            "memory. Returns the fields that changed."
+            "memory. Returns the fields that changed. archived=true (alone) archives the memory: "
+            "hidden from search but kept, and restored by archived=false."
         ),
         schema_model=MemoryUpdateInput,
         output_model=MemoryUpdateOutput,

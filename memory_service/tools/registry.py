@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from mcp.server.mcpserver import Context
@@ -52,6 +52,33 @@ DESTRUCTIVE = ToolAnnotations(
 )
 
 
+class Envelope(Protocol):
+    """How a tool's answers are framed: seed 001's by default; a compatibility profile (seed 003,
+    seed 004) brings its own. ``payload`` is the tool's output as JSON, masked and within budget."""
+
+    def output_schema(self, spec: ToolSpec) -> dict[str, Any] | None: ...
+
+    def success(self, spec: ToolSpec, payload: dict[str, Any]) -> CallToolResult: ...
+
+    def failure(self, spec: ToolSpec, error: MemoryServiceError, max_chars: int) -> CallToolResult: ...
+
+
+class Seed001Envelope:
+    """The output model's JSON as structured content and text; errors as the seed-001 envelope."""
+
+    def output_schema(self, spec: ToolSpec) -> dict[str, Any] | None:
+        return model_schema(spec.output_model, mode="serialization")
+
+    def success(self, spec: ToolSpec, payload: dict[str, Any]) -> CallToolResult:
+        return _result(payload)
+
+    def failure(self, spec: ToolSpec, error: MemoryServiceError, max_chars: int) -> CallToolResult:
+        return error_result(error, max_chars)
+
+
+SEED001 = Seed001Envelope()
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One MCP tool. ``handler(services, request)`` returns an instance of ``output_model``."""
@@ -73,12 +100,17 @@ class ToolSpec:
     # re-send with the same request key takes the same path and skips the writes already made.
     # Not for tools idempotent by content (import, indexing), whose re-send writes less.
     keyed: bool = False
+    # How answers and errors are framed (a compatibility profile's own envelope).
+    envelope: Envelope = SEED001
+    # The name its seed gives it when that name is not one every client accepts (``memory.find``:
+    # Claude Code and Claude Desktop refuse dots); served instead with MEMORY_SERVER__TOOL_NAMES=seed.
+    seed_name: str | None = None
 
     def input_schema(self) -> dict[str, Any]:
         return model_schema(self.schema_model)
 
-    def output_schema(self) -> dict[str, Any]:
-        return model_schema(self.output_model, mode="serialization")
+    def output_schema(self) -> dict[str, Any] | None:
+        return self.envelope.output_schema(self)
 
 
 class _RawArguments(ArgModelBase):
@@ -120,17 +152,17 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> T
             # The last guard: no secret leaves in an answer, whatever the tool quotes (a query
             # echoed in a suggestion, a code signature, text stored before masking was on).
             payload, _ = fit_to_budget(mask_value(output.model_dump(mode="json")), max_chars)
-            return _result(payload), ""
+            return spec.envelope.success(spec, payload), ""
         except MemoryServiceError as exc:
             logger.info("tool %s refused: %s %s", spec.name, exc.code, clip_text(exc.message))
-            return error_result(exc, max_chars), exc.code
+            return spec.envelope.failure(spec, exc, max_chars), exc.code
         except Exception:
             logger.exception("tool %s failed unexpectedly", spec.name)
             error = InternalError(
                 f"Unexpected error in {spec.name}",
                 suggestion="This is a bug: retry once, and report it with the server log if it persists.",
             )
-            return error_result(error, max_chars), error.code
+            return spec.envelope.failure(spec, error, max_chars), error.code
 
     return Tool(
         fn=call,

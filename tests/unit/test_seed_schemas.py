@@ -10,6 +10,7 @@ import pytest
 
 from memory_service.tools import ALL_TOOLS
 from tests.conftest import NOT_APPLICABLE, SHARED, missing
+from tests.schema_contains import schema_problems
 
 IGNORED_KEYS = {"description"}
 
@@ -28,24 +29,7 @@ def _seed_schemas() -> dict[str, dict[str, Any]]:
 
 
 def _contains(seed: Any, ours: Any, path: str) -> list[str]:
-    """Every key/value the seed gives is in ours (ours may add optional fields)."""
-    problems: list[str] = []
-    if isinstance(seed, dict):
-        if not isinstance(ours, dict):
-            return [f"{path}: expected an object, found {ours!r}"]
-        for key, value in seed.items():
-            if key in IGNORED_KEYS:
-                continue
-            if key not in ours:
-                problems.append(f"{path}.{key}: missing (seed has {value!r})")
-            elif key == "required":
-                if set(value) != set(ours[key]):
-                    problems.append(f"{path}.required: seed {sorted(value)} != ours {sorted(ours[key])}")
-            else:
-                problems.extend(_contains(value, ours[key], f"{path}.{key}"))
-    elif seed != ours:
-        problems.append(f"{path}: seed {seed!r} != ours {ours!r}")
-    return problems
+    return schema_problems(seed, ours, path, IGNORED_KEYS)
 
 
 def _seed_for(name: str) -> dict[str, Any]:

@@ -13,12 +13,13 @@ import re
 import typer.main
 
 from memory_service.cli import app
-from memory_service.tools import ALL_TOOLS
+from memory_service.tools.profiles import PROFILES
 from tests.conftest import REPO
 
 SOURCES = [*(REPO / "memory_service").rglob("*.py"), *(REPO / "indexer").rglob("*.py")]
 CLI_COMMANDS = set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
-TOOLS = {spec.name for spec in ALL_TOOLS}
+# Every profile's tools (a compatibility profile's hints name its own tools).
+TOOLS = {spec.name for specs in PROFILES.values() for spec in specs}
 # Names of tools (seed 001 and ours), shipped or not: any such name in a hint must be shipped.
 TOOL_LIKE = re.compile(
     r"\b(?:memory_[a-z_]+|index_[a-z_]+|graph_query|get_related|get_design_context|trace_[a-z_]+|"

@@ -2,9 +2,11 @@
 
 A vote is an audit event (``utility_vote``) on the rated memory, written through the RecordWriter
 like every other mutation; nothing on the record changes, so votes are never overwritten and the
-ranking reads their mean as the ``utility`` component. The vote still holds the locks of both
-memories from validation to append: a vote is never recorded on a memory a racing delete removed,
-and racing votes each report the count and mean that include the ones before them.
+ranking reads their mean as the ``utility`` component: the mean of the votes cast for the read's
+problem context when there are some (ranking.contextual_utility), so the answer reports the
+(memory, problem) figures first and the memory's overall ones beside them. The vote still holds
+the locks of both memories from validation to append: a vote is never recorded on a memory a racing
+delete removed, and racing votes each report the count and mean that include the ones before them.
 
 The vote row is added in the writer's commit transaction (with the audit event and the request
 key), so a re-sent call (core/request_key.py) whose first attempt recorded its vote finds the key
@@ -48,15 +50,19 @@ class FeedbackService:
                 suggestion="Vote in the context of a memory of type 'problem' (create one with memory_add "
                 "type='problem', or find it with memory_search memory_types=['problem']).",
             )
-        previous = self._stores.votes.of([record.id]).get(record.id, [])
-        votes = [*previous, req.vote]
+        previous = [(v.problem_id, v.vote) for v in self._stores.votes.all_of([record.id])]
+        votes = [*previous, (problem.id, req.vote)]
+        for_problem = [vote for pid, vote in votes if pid == problem.id]
+        overall = [vote for _, vote in votes]
         out = MemoryFeedbackOutput(
             status="recorded" if req.mode == "commit" else "dry_run",
             memory_id=record.id,
             problem_id=problem.id,
             vote=req.vote,
-            votes_count=len(votes),
-            mean_vote=round(sum(votes) / len(votes), 4),
+            votes_count=len(for_problem),
+            mean_vote=_mean(for_problem),
+            overall_votes_count=len(overall),
+            overall_mean_vote=_mean(overall),
         )
         if req.mode == "commit":
             event = AuditEvent(
@@ -77,3 +83,7 @@ class FeedbackService:
             )
             return answered(out, earlier)
         return out
+
+
+def _mean(votes: list[float]) -> float:
+    return round(sum(votes) / len(votes), 4)

@@ -95,7 +95,7 @@ def _check_shape(metadata: dict[str, Any], field: str) -> None:
             details={"field": field, "max_keys": MAX_METADATA_KEYS},
             suggestion="Group related keys into nested objects or move detail into 'content'.",
         )
-    depth = _depth(metadata)
+    depth = nesting_depth(metadata)
     if depth > MAX_METADATA_DEPTH:
         raise ValidationError(
             f"Field '{field}' is nested {depth} levels deep; the limit is {MAX_METADATA_DEPTH}",
@@ -103,7 +103,7 @@ def _check_shape(metadata: dict[str, Any], field: str) -> None:
             details={"field": field, "max_depth": MAX_METADATA_DEPTH},
             suggestion="Flatten the metadata object.",
         )
-    bad = [k for k in _keys(metadata) if k.startswith("__") or k in UNSAFE_KEYS]
+    bad = [k for k in all_keys(metadata) if k.startswith("__") or k in UNSAFE_KEYS]
     if bad:
         raise SecurityError(
             f"Field '{field}' contains unsafe keys: {', '.join(sorted(set(bad)))}",
@@ -145,12 +145,12 @@ def clean_tags(tags: Any, *, field: str) -> list[str]:
     return cleaned
 
 
-def _depth(value: Any) -> int:
+def nesting_depth(value: Any) -> int:
     """Levels of nesting: each object and each list is one."""
     if isinstance(value, dict):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
+        return 1 + max((nesting_depth(v) for v in value.values()), default=0)
     if isinstance(value, list):
-        return 1 + max((_depth(v) for v in value), default=0)
+        return 1 + max((nesting_depth(v) for v in value), default=0)
     return 0
 
 
@@ -169,11 +169,11 @@ def _bad_number(value: Any) -> Any:
     return None
 
 
-def _keys(value: Any) -> list[str]:
+def all_keys(value: Any) -> list[str]:
     if isinstance(value, dict):
-        return [str(k) for k in value] + [k for v in value.values() for k in _keys(v)]
+        return [str(k) for k in value] + [k for v in value.values() for k in all_keys(v)]
     if isinstance(value, list):
-        return [k for v in value for k in _keys(v)]
+        return [k for v in value for k in all_keys(v)]
     return []
 
 

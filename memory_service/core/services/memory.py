@@ -109,11 +109,22 @@ class MemoryService:
 
     # ------------------------------------------------------------------ reads
 
-    def load(self, memory_id: str, *, field: str = "memory_id") -> MemoryRecord:
-        """An active record by id; NotFound for unknown or deleted ids."""
+    def load(self, memory_id: str, *, field: str = "memory_id", archived_ok: bool = False) -> MemoryRecord:
+        """An active record by id; NotFound for unknown, deleted or expired ids. An archived one
+        is hidden like a deleted one (its NotFound says how to restore it) unless ``archived_ok``:
+        memory_get shows it, and the archive service loads it to restore it."""
         mid = parse_uuid(memory_id, field=field)
         found = self._stores.vectors.retrieve(MEMORIES, [mid])
-        if not found or found[0].payload.get("status") != MemoryStatus.ACTIVE:
+        status = found[0].payload.get("status") if found else None
+        if status == MemoryStatus.ARCHIVED and not archived_ok:
+            raise NotFoundError(
+                f"Memory with ID '{memory_id}' is archived",
+                code="NF_MEMORY",
+                details={"field": field, "provided": memory_id, "status": MemoryStatus.ARCHIVED.value},
+                suggestion="Archived memories are hidden until restored: call memory_update with "
+                "archived=false first, then retry.",
+            )
+        if status not in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED):
             raise memory_not_found(memory_id, field=field)
         record = from_payload(found[0].payload)
         if ttl.is_expired(record.expires_at, utcnow()):  # gone on time, before the sweep deletes it
@@ -121,7 +132,8 @@ class MemoryService:
         return record
 
     def get(self, data: MemoryGetInput) -> MemoryGetOutput:
-        record = self.load(data.memory_id)
+        """A memory by id, archived ones too (status "archived"): they are found here to be restored."""
+        record = self.load(data.memory_id, archived_ok=True)
         memory = record.model_dump(mode="json", exclude={"removed_relationships"})
         mark = ttl.stale_mark(record)
         memory["stale"] = mark.model_dump(mode="json") if mark is not None else None
@@ -137,9 +149,10 @@ class MemoryService:
 
     # ------------------------------------------------------------------ writes
 
-    def add(self, data: MemoryAddInput, *, dedupe: bool = True) -> MemoryAddOutput:
-        """Store one memory; with ``dedupe`` (the tool's way) a repeat of an active one is skipped."""
-        new = self._new_record(data, "", dedupe=dedupe)
+    def add(self, data: MemoryAddInput, *, dedupe: bool = True, label: str | None = None) -> MemoryAddOutput:
+        """Store one memory; with ``dedupe`` (the tool's way) a repeat of an active one is skipped.
+        ``label``: the kind a compatibility profile stores it as, when ``type`` cannot say it."""
+        new = self._new_record(data, "", dedupe=dedupe, label=label)
         record = new.record
         with self.locks.hold([record.dedupe_key] if record.dedupe_key else []):
             if (done := self._writer.replayed(MemoryAddOutput)) is not None:
@@ -212,8 +225,21 @@ class MemoryService:
         return next((p.id for p in points if p.id != record.id), None)
 
     def update(self, data: MemoryUpdateInput) -> MemoryUpdateOutput:
+        if data.archived is not None:  # a lifecycle step, given alone (MemoryUpdateInput checks)
+            return self._set_archived(data)
         with self.writing((data.memory_id, "memory_id")):
             return self._update(data)
+
+    def _set_archived(self, data: MemoryUpdateInput) -> MemoryUpdateOutput:
+        """memory_update ``archived``: the archive service's work (one implementation, also behind
+        seed 002's ``archive_state``), answered in memory_update's shape."""
+        from memory_service.core.services.archive import ArchiveService  # it builds on this service
+
+        assert data.archived is not None
+        archiver = ArchiveService(self._stores, self._writer, self, self._actor)
+        out = archiver.set_archived(data.memory_id, data.archived, expected_version=data.expected_version)
+        changed = ["status"] if out.status in ("archived", "restored") else []
+        return MemoryUpdateOutput(memory_id=out.memory_id, status="updated", updated_fields=changed)
 
     def _update(self, data: MemoryUpdateInput) -> MemoryUpdateOutput:
         if (done := self._writer.answered_before(MemoryUpdateOutput)) is not None:
@@ -330,7 +356,9 @@ class MemoryService:
 
     # ------------------------------------------------------------------ helpers
 
-    def _new_record(self, item: MemoryAddInput, prefix: str, *, dedupe: bool = True) -> NewRecord:
+    def _new_record(
+        self, item: MemoryAddInput, prefix: str, *, dedupe: bool = True, label: str | None = None
+    ) -> NewRecord:
         """Validate, sanitise and shape one new memory (nothing is written yet)."""
         memory_type = str(item.type)
         scope = resolve_write(item.scope, self._scope.current(), memory_type, field=f"{prefix}scope")
@@ -349,6 +377,7 @@ class MemoryService:
             metadata=meta,
             title=derive_title(content, meta),
             tags=_tags(meta),
+            label=label,
             scope=scope,
             content_hash=content_hash(content),
             created_at=now,
@@ -356,7 +385,9 @@ class MemoryService:
             actor=actor.effective(self._actor),
             ttl_policy=policy.value,
             expires_at=ttl.expires_at(policy, now, meta),
-            dedupe_key=dedupe_key(memory_type, scope, meta, content, item.idempotency_key)
+            dedupe_key=dedupe_key(
+                f"{memory_type}:{label}" if label else memory_type, scope, meta, content, item.idempotency_key
+            )
             if dedupe and (self._settings.dedupe or item.idempotency_key is not None)
             else None,
         )

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory_service.core import code_records as cr
-from memory_service.core.models import MemoryRecord
+from memory_service.core.models import MemoryRecord, MemoryStatus
 from memory_service.core.ports import AuditEvent, GraphEdge
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, Stores
 from memory_service.core.services.code_links import CITES, CODE_LABELS, CODE_REFS
@@ -28,6 +28,10 @@ from memory_service.core.services.stale import StaleMarker
 from memory_service.core.services.writer import RecordWriter
 
 UNIT_LABELS = ("Function", "Class")
+
+
+# Statuses whose graph node is not an orphan.
+ALIVE = (MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value)
 
 
 class Cleaner:
@@ -41,8 +45,8 @@ class Cleaner:
         self._actor = actor
 
     def memory_orphans(self, records: Sequence[MemoryRecord]) -> list[str]:
-        active = {r.id for r in records if r.is_active}
-        return sorted(set(self._stores.graph.node_ids(MEMORY_LABEL)) - active)
+        alive = {r.id for r in records if r.status in ALIVE}  # an archived memory keeps its node
+        return sorted(set(self._stores.graph.node_ids(MEMORY_LABEL)) - alive)
 
     def code_orphans(self) -> list[tuple[str, str]]:
         """(label, id) of code nodes whose file left the index (nodes read before the index)."""
@@ -56,7 +60,8 @@ class Cleaner:
         ]  # fmt: skip
 
     def remove(self, run: Run, nodes: list[tuple[str, str]], stat: str, phase: str) -> int:
-        """Delete these nodes and their edges; Memory nodes only while their record is not active."""
+        """Delete these nodes and their edges; Memory nodes only while their record is not alive
+        (active or archived: a restore brings an archived memory back with its edges)."""
         done = 0
         for start in range(0, len(nodes), 64):
             batch = nodes[start : start + 64]
@@ -65,7 +70,7 @@ class Cleaner:
                 alive = {
                     p.id
                     for p in self._stores.vectors.retrieve(MEMORIES, memory_ids)
-                    if p.payload.get("status") == "active"
+                    if p.payload.get("status") in ALIVE
                 }
                 batch = [(label, i) for label, i in batch if not (label == MEMORY_LABEL and i in alive)]
                 edges = {(label, i): len(self._stores.graph.edges_of(label, i)) for label, i in batch}

@@ -6,21 +6,37 @@ second lexical query and one hop of graph expansion; reciprocal-rank fusion give
 relevance; then :func:`memory_service.core.ranking.score` adds recency, kind, scope, citation,
 utility, graph and thread components with the weights from settings. memory_search and memory_explain
 both call :meth:`Ranker.rank` and :meth:`Ranker.score_records`, so their numbers are identical.
+
+Utility is contextual (seed 002 votes are per memory and problem): a read's problem context is the
+plan's ``problem``, else the best-ranked problem among the candidates; each memory then counts its
+votes for that problem (all its votes when it has none for it, or without a context).
+
+A plan's ``links`` (memory_search include_problem_links / include_fact_update_links) add the
+pool's linked memories (:func:`signals.edge_family`) as candidates marked ``link_only`` and list
+them on their anchor's ``linked``; :func:`attach_links` puts them after their anchors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from memory_service.core import ranking
 from memory_service.core.models import MemoryRecord, Scope, utcnow
-from memory_service.core.ports import PayloadFilter, ScoredPoint
+from memory_service.core.ports import GraphEdge, PayloadFilter, ScoredPoint
 from memory_service.core.records import MEMORIES, THREAD_FIELD, Stores, from_payload, thread_of
 from memory_service.core.routing import GENERAL, Route
 from memory_service.core.scopes import CallerScope, fixed
-from memory_service.core.services.signals import GraphSignals, fuzzy_terms, utility_votes
+from memory_service.core.services.signals import (
+    MAX_LINKED,
+    MAX_VOTES_READ,
+    PROBLEM_KIND,
+    GraphSignals,
+    edge_family,
+    fuzzy_terms,
+    utility_votes,
+)
 from memory_service.core.ttl import is_expired
 from memory_service.settings import RankingSettings
 
@@ -38,10 +54,15 @@ class Candidate:
     score: ranking.Score | None = None
     matches: list[str] = field(default_factory=list)
     confidence: float = 0.0
+    linked: list[str] = field(default_factory=list)  # memories a linked read attaches after this one
+    link_only: bool = False  # reached only as a link (a linked read): never a result on its own
+    via_link: bool = False  # placed in the results as a link (attach_links)
 
     @property
     def route_used(self) -> str:
         """How the hit was found, in seed 004's terms (FR-029): semantic, fts or graph."""
+        if self.via_link:
+            return "graph"
         if {"dense", "context_dense", "hop"} & self.ranks.keys():
             return "semantic"
         if {"sparse", "context_sparse", "fuzzy"} & self.ranks.keys():
@@ -60,6 +81,10 @@ class Plan:
     hops: int = 0  # pseudo-relevance-feedback rounds (seed 002 semantic_hops), each from the new top
     pool: int = 50
     route: Route = GENERAL
+    links: frozenset[str] = frozenset()  # link families attached after their anchors (signals.py)
+    skip_links: frozenset[str] = frozenset()  # link families graph expansion must not follow
+    link_filter: PayloadFilter | None = None  # what a linked memory must pass (default: the read's)
+    problem: str | None = None  # the read's problem context for utility (None: implied by the pool)
 
 
 class Ranker:
@@ -127,21 +152,43 @@ class Ranker:
         for hop in range(hops):
             base = self._feedback_round(query, found, rankings, weights, base, flt, plan, hop + 1, seeds)
         if plan.expand:
-            self._expand(found, flt)
+            self._expand(found, flt, plan.skip_links)
+        if plan.links:
+            self._link(found, plan.link_filter or flt, plan.links)
         # RRF over truncated lists: a memory in none of them (reached by graph expansion) has base 0.
         bases: dict[str, float | None] = {cid: base.get(cid, 0.0) for cid in found}
         now = utcnow()  # expired memories are never returned, swept or not (core/ttl.py)
         candidates = [c for c in found.values() if not is_expired(c.record.expires_at, now)]
-        self.score_candidates(query, candidates, bases, plan.route)
-        return sort_candidates(candidates)
+        parts = self._components(candidates, bases, plan.route)
+        votes = utility_votes(self._stores.votes, [c.record.id for c in candidates])
+        _total(candidates, parts, votes, plan.problem, self._settings)
+        ranked = sort_candidates(candidates)
+        if plan.problem is None and (implied := implied_problem(ranked, votes)) is not None:
+            _total(candidates, parts, votes, implied, self._settings)  # only utility moves
+            ranked = sort_candidates(candidates)
+        return ranked
 
     def score_candidates(
-        self, query: str | None, candidates: Sequence[Candidate], bases: dict[str, float | None], route: Route
+        self,
+        query: str | None,
+        candidates: Sequence[Candidate],
+        bases: dict[str, float | None],
+        route: Route,
+        *,
+        problem: str | None = None,
     ) -> None:
-        """Fill ``score`` of each candidate (reads the graph and the audit log, one batch each)."""
+        """Fill ``score`` of each candidate (reads the graph and the vote store, one batch each);
+        utility counts the votes cast for ``problem`` (ranking.contextual_utility)."""
+        parts = self._components(candidates, bases, route)
+        votes = utility_votes(self._stores.votes, [c.record.id for c in candidates])
+        _total(candidates, parts, votes, problem, self._settings)
+
+    def _components(
+        self, candidates: Sequence[Candidate], bases: dict[str, float | None], route: Route
+    ) -> dict[str, dict[str, float | None]]:
+        """Every component but utility (which depends on the read's problem context), by id."""
         ids = [c.record.id for c in candidates]
         graph = self._signals.load(ids)
-        votes = utility_votes(self._stores.votes, ids)
         now = utcnow()
         known_base = {cid: b for cid, b in bases.items() if b is not None}
         thread_by_id = {c.record.id: thread_of(c.record) for c in candidates}
@@ -150,6 +197,7 @@ class Ranker:
             if thread is not None and cid in known_base:
                 threads.setdefault(thread, []).append((cid, known_base[cid]))
         me = self._scope.current()
+        parts: dict[str, dict[str, float | None]] = {}
         for cand in candidates:
             rec = cand.record
             age = max((now - rec.updated_at).total_seconds() / 86400.0, 0.0)
@@ -163,13 +211,13 @@ class Ranker:
                 "citations": None
                 if graph.in_degree is None
                 else ranking.citations(graph.in_degree.get(rec.id, 0), self._settings.citation_cap),
-                "utility": ranking.utility(votes.get(rec.id, [])),
                 "graph": None if graph.in_degree is None else ranking.graph_proximity(neighbours),
                 "thread": None
                 if (thread := thread_by_id[rec.id]) is None
                 else ranking.thread_support([b for cid, b in threads.get(thread, ()) if cid != rec.id]),
             }
-            cand.score = ranking.score(components, self._settings.resolved_weights())
+            parts[rec.id] = components
+        return parts
 
     @staticmethod
     def annotate(query: str | None, candidates: Sequence[Candidate]) -> None:
@@ -262,12 +310,51 @@ class Ranker:
             ids.append(hit.id)
         return ids
 
-    def _expand(self, found: dict[str, Candidate], flt: PayloadFilter) -> None:
-        """Add memories one hop away in the graph (deep mode) that pass the same filter."""
-        linked = self._signals.neighbours_outside(list(found))
-        for point in self._stores.vectors.retrieve(MEMORIES, linked) if linked else []:
-            if passes(point.payload, flt):
-                found.setdefault(point.id, Candidate(record=from_payload(point.payload)))
+    def _expand(self, found: dict[str, Candidate], flt: PayloadFilter, skip: frozenset[str]) -> None:
+        """Add memories one hop away in the graph (deep mode, ambient reads) that pass the same
+        filter; with ``skip``, not those reached only by edges of these link families."""
+        if not skip:
+            linked = self._signals.neighbours_outside(list(found))
+            for point in self._stores.vectors.retrieve(MEMORIES, linked) if linked else []:
+                if passes(point.payload, flt):
+                    found.setdefault(point.id, Candidate(record=from_payload(point.payload)))
+            return
+        edges, outside = self._outside(found, flt)
+        kinds = _kinds(found, outside)
+        for edge in edges:
+            if edge_family(edge, kinds) in skip:
+                continue
+            for end in (edge.source_id, edge.target_id):
+                if end in outside:
+                    found.setdefault(end, Candidate(record=outside[end]))
+
+    def _link(self, found: dict[str, Candidate], flt: PayloadFilter, families: frozenset[str]) -> None:
+        """List on each candidate the memories ``families`` link to it (signals.edge_family); the
+        ones not in the pool join it as ``link_only`` candidates when they pass ``flt``."""
+        edges, outside = self._outside(found, flt)
+        kinds = _kinds(found, outside)
+        for edge in edges:
+            family = edge_family(edge, kinds)
+            if family not in families:
+                continue
+            for anchor, other in ((edge.target_id, edge.source_id), (edge.source_id, edge.target_id)):
+                if anchor not in found:
+                    continue
+                if other in outside:
+                    found.setdefault(other, Candidate(record=outside[other], link_only=True))
+                if other in found and other not in found[anchor].linked:
+                    found[anchor].linked.append(other)
+
+    def _outside(
+        self, found: Mapping[str, Candidate], flt: PayloadFilter
+    ) -> tuple[list[GraphEdge], dict[str, MemoryRecord]]:
+        """The pool's memory-to-memory edges, and the memories at their far ends outside the pool
+        that pass ``flt`` (at most MAX_LINKED are read)."""
+        edges = self._signals.edges(list(found)) or []
+        ends = (end for edge in edges for end in (edge.source_id, edge.target_id))
+        far = list(dict.fromkeys(end for end in ends if end not in found))[:MAX_LINKED]
+        points = self._stores.vectors.retrieve(MEMORIES, far) if far else []
+        return edges, {p.id: from_payload(p.payload) for p in points if passes(p.payload, flt)}
 
 
 def passes(payload: dict[str, Any], flt: PayloadFilter) -> bool:
@@ -279,11 +366,19 @@ def passes(payload: dict[str, Any], flt: PayloadFilter) -> bool:
             value = value.get(part) if isinstance(value, dict) else None
         return value
 
-    if any(get(k) != v for k, v in flt.equals.items()):
+    def holds(value: Any, accepted: Collection[Any]) -> bool:
+        """``in``, element-wise on a list field (ports.PayloadFilter)."""
+        if isinstance(value, list):
+            return any(v in accepted for v in value)
+        return value in accepted
+
+    if any(not holds(get(k), [v]) for k, v in flt.equals.items()):
         return False
-    if any(get(k) not in vs for k, vs in flt.any_of.items()):
+    if any(not holds(get(k), vs) for k, vs in flt.any_of.items()):
         return False
-    if any(get(k) == v for k, v in flt.not_equals.items()):
+    if any(not holds(get(k), vs) for k, vs in flt.also_any):
+        return False
+    if any(holds(get(k), [v]) for k, v in flt.not_equals.items()):
         return False
     for k, (lo, hi) in flt.ranges.items():
         value = get(k)
@@ -294,6 +389,56 @@ def passes(payload: dict[str, Any], flt: PayloadFilter) -> bool:
         ):
             return False
     return True
+
+
+def _kinds(found: Mapping[str, Candidate], outside: Mapping[str, MemoryRecord]) -> dict[str, str]:
+    """Memory id -> type, for the pool and the memories next to it (signals.edge_family)."""
+    kinds = {cid: str(c.record.type) for cid, c in found.items()}
+    kinds.update((rid, str(r.type)) for rid, r in outside.items())
+    return kinds
+
+
+def _total(
+    candidates: Sequence[Candidate],
+    parts: Mapping[str, dict[str, float | None]],
+    votes: Mapping[str, Sequence[tuple[str, float]]],
+    problem: str | None,
+    settings: RankingSettings,
+) -> None:
+    """Each candidate's score: its components plus its utility for the ``problem`` context."""
+    weights = settings.resolved_weights()
+    for cand in candidates:
+        rid = cand.record.id
+        utility = ranking.contextual_utility(votes.get(rid, ()), problem, latest=MAX_VOTES_READ)
+        cand.score = ranking.score({**parts[rid], "utility": utility}, weights)
+
+
+def implied_problem(
+    ranked: Sequence[Candidate], votes: Mapping[str, Sequence[tuple[str, float]]]
+) -> str | None:
+    """A read's problem context when it names none: the best-ranked problem found by the search
+    itself (not a link), when some candidate has votes cast for it (else nothing would move)."""
+    problem = next((c.record.id for c in ranked if c.record.type == PROBLEM_KIND and not c.link_only), None)
+    if problem is None or not any(pid == problem for cast in votes.values() for pid, _ in cast):
+        return None
+    return problem
+
+
+def attach_links(kept: Sequence[Candidate], ranked: Sequence[Candidate], limit: int) -> list[Candidate]:
+    """The results of a linked read: each kept candidate followed by the memories linked to it
+    (best-ranked first) that are not listed yet, marked ``via_link``; at most ``limit`` in all
+    (links count toward it, so the lowest-ranked results give way to the top ones' links)."""
+    by_id = {c.record.id: c for c in ranked}
+    listed = {c.record.id for c in kept}
+    out: list[Candidate] = []
+    for cand in kept:
+        out.append(cand)
+        links = sort_candidates([by_id[i] for i in cand.linked if i in by_id and i not in listed])
+        for link in links:
+            link.via_link = True
+            listed.add(link.record.id)
+            out.append(link)
+    return out[:limit]
 
 
 def sort_candidates(candidates: list[Candidate]) -> list[Candidate]:

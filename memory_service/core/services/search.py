@@ -4,6 +4,14 @@
 the query's shape picks; ``fast`` runs BM25 only and caches results (no query embedding, so no
 model wait); ``deep`` adds a fuzzy-corrected lexical query and one hop of graph expansion. When
 the embedding model is not loaded every mode falls back to BM25, and the response says so.
+
+Linked reads (``include_problem_links`` / ``include_fact_update_links`` true) follow each problem
+in the results with its solutions and failed tactics (a solution or failed tactic with its
+problem), and each fact or change with its fact-update chain neighbours (ranker.attach_links):
+route_used "graph", counted toward ``limit``, listed even below ``min_similarity``, and passing
+only the read's scope (not its type, tag, time or superseded filters: a superseded fact is
+exactly what a chain shows). False drops those links from the graph expansion of ambient and
+deep reads; None keeps the mode's own behaviour.
 """
 
 from __future__ import annotations
@@ -12,17 +20,20 @@ import hashlib
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from memory_service.core.errors import ValidationError
+from memory_service.core.errors import ValidationError, memory_not_found
 from memory_service.core.models import MemoryStatus, MemoryType, utcnow
 from memory_service.core.ports import PayloadFilter
-from memory_service.core.records import WRITE_GENERATION
+from memory_service.core.records import MEMORIES, WRITE_GENERATION
 from memory_service.core.routing import AMBIENT, route_for
 from memory_service.core.sanitize import mask_value
 from memory_service.core.schemas import MemorySearchInput, MemorySearchOutput, SearchResult
-from memory_service.core.scopes import filter_parts, read_conditions
-from memory_service.core.services.ranker import Candidate, Plan, Ranker
+from memory_service.core.scopes import FACETS, facet, filter_parts, read_conditions
+from memory_service.core.services.guards import parse_uuid
+from memory_service.core.services.ranker import Candidate, Plan, Ranker, attach_links
+from memory_service.core.services.signals import FACT_UPDATE_LINKS, PROBLEM_KIND, PROBLEM_LINKS
 from memory_service.core.services.suggest import suggestions_for
 from memory_service.core.ttl import EXPIRES_FIELD, stale_mark
 
@@ -39,17 +50,30 @@ class SearchService:
     def ranker(self) -> Ranker:
         return self._ranker
 
-    def search(self, req: MemorySearchInput) -> MemorySearchOutput:
+    def search(
+        self,
+        req: MemorySearchInput,
+        *,
+        labels: Sequence[str] | None = None,
+        extra_projects: Sequence[str] = (),
+    ) -> MemorySearchOutput:
+        """``labels``: only records a compatibility profile stored under one of these kinds.
+        ``extra_projects``: projects read besides the scope's (scopes.GLOBAL_PROJECT: seed 002's
+        include_global); a read of every project already has them."""
         started = time.perf_counter()
         query = check_query(req.query)
+        scope = with_projects(read_conditions(req.scope, self._ranker.scope), extra_projects)
+        problem = self._problem(req.problem_id)
         flt = search_filter(
             req.memory_types,
             req.time_range,
             include_superseded=req.include_superseded,
-            scope=read_conditions(req.scope, self._ranker.scope),
+            scope=scope,
             hide_expired=False,  # the ranker drops expired hits: cheaper than a range on every query
+            tags=req.tags,
+            labels=labels,
         )
-        cache_key = self._cache_key(req) if req.mode == "fast" else None
+        cache_key = self._cache_key(req, scope, labels) if req.mode == "fast" else None
         if cache_key is not None:
             hit = self._stores.cache.get(CACHE_NAMESPACE, cache_key)
             if hit is not None:
@@ -58,11 +82,15 @@ class SearchService:
                 out.query_time_ms = round((time.perf_counter() - started) * 1000)
                 return out
         plan, warnings, model_status = self.plan(query, req.mode, req.limit, req.semantic_hops, req.read)
-        ranked = self._ranker.rank(query, flt, plan)
+        plan = replace(plan, problem=problem, **link_options(req, scope))
+        found = self._ranker.rank(query, flt, plan)
+        ranked = [c for c in found if not c.link_only]  # a memory reached only as a link is no hit
         if req.read == "ambient":
             ranked = diversify(ranked, req.limit)
         lexical = not plan.dense
         kept = [c for c in ranked if _similarity(c, lexical) >= req.min_similarity][: req.limit]
+        if plan.links:
+            kept = attach_links(kept, found, req.limit)
         budget = req.token_budget or (AMBIENT_TOKEN_BUDGET if req.read == "ambient" else None)
         pack_tokens = None
         if budget is not None:
@@ -99,6 +127,27 @@ class SearchService:
         out.query_time_ms = round((time.perf_counter() - started) * 1000)
         return out
 
+    def _problem(self, problem_id: str | None) -> str | None:
+        """The read's problem context (canonical id): a problem memory, active or archived (its
+        votes stand); NF_MEMORY when there is none, VAL_PROBLEM_LINK_INVALID for another kind."""
+        if problem_id is None:
+            return None
+        pid = parse_uuid(problem_id, field="problem_id")
+        found = self._stores.vectors.retrieve(MEMORIES, [pid])
+        readable = (MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value)
+        if not found or found[0].payload.get("status") not in readable:
+            raise memory_not_found(problem_id, field="problem_id")
+        kind = found[0].payload.get("type")
+        if kind != PROBLEM_KIND:
+            raise ValidationError(
+                f"Memory '{pid}' is a '{kind}' memory, not a problem",
+                code="VAL_PROBLEM_LINK_INVALID",
+                details={"field": "problem_id", "provided": problem_id, "found_type": kind},
+                suggestion="Pass the id of a memory of type 'problem' (find it with memory_search "
+                "memory_types=['problem']), or leave problem_id out.",
+            )
+        return pid
+
     def plan(
         self, query: str, mode: str, limit: int, hops: int | None = None, read: str = "targeted"
     ) -> tuple[Plan, list[str], str]:
@@ -132,14 +181,41 @@ class SearchService:
             model_status,
         )
 
-    def _cache_key(self, req: MemorySearchInput) -> str:
-        """The request plus the write generation (records.WRITE_GENERATION): writes invalidate."""
+    def _cache_key(
+        self, req: MemorySearchInput, scope: dict[str, list[str]], labels: Sequence[str] | None
+    ) -> str:
+        """The request, the scope read (the caller's branch moves with a checkout), the labels and
+        the write generation (records.WRITE_GENERATION): writes invalidate."""
         generation = int(self._stores.cache.get(*WRITE_GENERATION) or b"0")
-        raw = json.dumps([req.model_dump(mode="json"), generation], sort_keys=True)
+        parts = [req.model_dump(mode="json"), scope, list(labels or []), generation]
+        raw = json.dumps(parts, sort_keys=True)
         return hashlib.sha256(raw.encode()).hexdigest()
 
 
 AMBIENT_TOKEN_BUDGET = 2000
+
+
+def with_projects(scope: dict[str, list[str]], extra: Sequence[str]) -> dict[str, list[str]]:
+    """The read's conditions with ``extra`` projects OR-ed into its project condition; a read
+    without one (every project) is left as it is."""
+    more = [p for p in extra if p]
+    if not more or "project" not in scope:
+        return scope
+    return {**scope, "project": list(dict.fromkeys([*scope["project"], *more]))}
+
+
+def link_options(req: MemorySearchInput, scope: dict[str, list[str]]) -> dict[str, Any]:
+    """The plan fields of a linked read: families to attach (true), families graph expansion must
+    not follow (false), and what a linked memory must pass: the read's scope, active, any kind."""
+    asked = {PROBLEM_LINKS: req.include_problem_links, FACT_UPDATE_LINKS: req.include_fact_update_links}
+    links = frozenset(family for family, wanted in asked.items() if wanted is True)
+    return {
+        "links": links,
+        "skip_links": frozenset(family for family, wanted in asked.items() if wanted is False),
+        "link_filter": search_filter(None, include_superseded=True, scope=scope, hide_expired=False)
+        if links
+        else None,
+    }
 
 
 def check_query(text: str) -> str:
@@ -161,10 +237,17 @@ def search_filter(
     include_superseded: bool = False,
     scope: dict[str, list[str]] | None = None,
     hide_expired: bool = True,
+    tags: Sequence[str] | None = None,
+    labels: Sequence[str] | None = None,
 ) -> PayloadFilter:
     """Active, unexpired records, of the given types, created in the time range, not superseded
-    (by default), in the scope given (field → accepted values, core/scopes.py; None: any)."""
+    (by default), in the scope given (field → accepted values, core/scopes.py; None: any), with
+    one of ``tags`` and one of ``labels`` (records.MemoryRecord.label) when given."""
     scoped, also_any = filter_parts(scope or {})
+    if tags:
+        also_any += ((FACETS, [facet("tag", t) for t in dict.fromkeys(tags)]),)
+    if labels:
+        also_any += ((FACETS, [facet("kind", k) for k in dict.fromkeys(labels)]),)
     any_of: dict[str, Sequence[Any]] = dict(scoped)
     if memory_types:
         allowed = [t.value for t in MemoryType]

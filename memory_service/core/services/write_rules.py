@@ -104,11 +104,14 @@ def is_accepted_decision(record: MemoryRecord) -> bool:
     return record.type == MemoryType.DESIGN and str(record.metadata.get("status", "")).lower() == "accepted"
 
 
+# What a specification is: a requirement, or a documentation section (seed 004) given a status.
+SPEC_TYPES = (MemoryType.REQUIREMENTS, MemoryType.SECTION)
+
+
 def is_locked_spec(record: MemoryRecord) -> bool:
-    """An approved (or later: implemented, verified) requirement: write-locked."""
+    """An approved (or later: implemented, verified) requirement or section: write-locked."""
     return (
-        record.type == MemoryType.REQUIREMENTS
-        and str(record.metadata.get("status", "")).lower() in LOCKED_SPEC_STATUSES
+        record.type in SPEC_TYPES and str(record.metadata.get("status", "")).lower() in LOCKED_SPEC_STATUSES
     )
 
 

@@ -1,0 +1,1 @@
+"""Compatibility profiles (docs/profiles.md): other specs' contracts mapped onto the services."""
