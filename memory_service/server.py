@@ -29,6 +29,19 @@ and patterns (memory_search). After deciding something, record it (memory_add, t
 metadata.design_type 'ADR'); after a session, record what you learned (type 'session').
 Errors come back as {status: error, error: {code, message, details, suggestion}}: follow the suggestion.
 """
+# A compatibility profile without seed 001's tools (tools/profiles.py): the same advice, its tools.
+PROFILE_INSTRUCTIONS = """\
+Long-term memory for this project, served with the {profile} profile: {tools}. Before implementing,
+look up requirements, decisions and known problems; after deciding or learning something, store it.
+Errors say what went wrong and how to fix it.
+"""
+
+
+def instructions(profile: str, tool_names: list[str]) -> str:
+    """What the ``initialize`` answer tells the agent, naming only tools this server lists."""
+    if "memory_search" in tool_names and "memory_add" in tool_names:
+        return INSTRUCTIONS
+    return PROFILE_INSTRUCTIONS.format(profile=profile, tools=", ".join(tool_names))
 
 
 @dataclass
@@ -110,7 +123,7 @@ def build_server(
     )
     return MCPServer(
         settings.server.name,
-        instructions=INSTRUCTIONS,
+        instructions=instructions(profile or settings.server.profile, [spec.name for spec in surface.tools]),
         version=__version__,
         tools=tools,
         lifespan=lifespan,

@@ -94,6 +94,14 @@ async def test_profiles_list_their_tools_and_answer_either_spelling(tmp_path: Pa
         assert "memory.find" in unknown["error"]["suggestion"]
 
 
+async def test_the_initialize_instructions_name_only_served_tools(tmp_path: Path) -> None:
+    async with Client(build_server(_settings(tmp_path / "a", "default"))) as client:
+        assert "memory_search" in (client.instructions or "")
+    async with Client(build_server(_settings(tmp_path / "b", "cortex-os"))) as client:
+        text = client.instructions or ""
+        assert "memory_retrieve" in text and "memory_search" not in text and "cortex-os" in text
+
+
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "memory_service", *args],
