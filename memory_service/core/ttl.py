@@ -77,8 +77,17 @@ def expires_at(policy: str, written_at: datetime, metadata: Mapping[str, Any]) -
         return written_at + timedelta(days=_DAYS[TtlPolicy.BRANCH90D])
     if policy == TtlPolicy.PR30D:
         done = [t for t in (parse_time(metadata.get(k)) for k in PR_DONE_KEYS) if t is not None]
-        return min(done) + timedelta(days=_DAYS[TtlPolicy.PR30D]) if done else None
+        return _plus_days(min(done), _DAYS[TtlPolicy.PR30D]) if done else None
     return None
+
+
+def _plus_days(moment: datetime, days: int) -> datetime:
+    """``moment`` + ``days``, the last representable moment when that is past year 9999 (a PR
+    "merged" then never expires in practice, and must not fail the write)."""
+    try:
+        return moment + timedelta(days=days)
+    except OverflowError:
+        return datetime.max.replace(tzinfo=UTC)
 
 
 def expires_ts(moment: datetime | None) -> float:

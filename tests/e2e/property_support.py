@@ -13,7 +13,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -396,9 +396,14 @@ def strict_json(text: str) -> Any:
     return json.loads(text, parse_constant=refuse)
 
 
-def check_result(result: CallToolResult) -> dict[str, Any]:
+def check_result(
+    result: CallToolResult, check_error: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The shape every answer must have, success or refusal; returns the error (or {} on success).
-    Since the JSON-RPC error check passed, no exception escaped the call either."""
+    Since the JSON-RPC error check passed, no exception escaped the call either.
+
+    ``check_error`` checks a refusal's JSON and returns the error it reports: seed 001's envelope
+    (:func:`seed001_error`) unless a compatibility profile frames its errors its own way."""
     texts = [getattr(part, "text", "") for part in result.content]
     assert texts and result.content[0].type == "text", result
     for text in texts:
@@ -411,6 +416,12 @@ def check_result(result: CallToolResult) -> dict[str, Any]:
         return {}
     assert result.structured_content is None, "an error must not carry structuredContent"
     assert len(texts[0]) < ENVELOPE_LIMIT, f"an error of {len(texts[0])} characters"
+    return (check_error or seed001_error)(data)
+
+
+def seed001_error(data: dict[str, Any]) -> dict[str, Any]:
+    """Seed 001's error envelope ``{status: "error", error: {code, category, message, details,
+    suggestion}}``; returns the error."""
     assert data.get("status") == "error" and set(data) == {"status", "error"}, data
     error = data["error"]
     assert set(error) == {"code", "category", "message", "details", "suggestion"}, error

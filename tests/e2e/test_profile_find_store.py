@@ -349,6 +349,17 @@ async def test_a_long_section_is_stored_in_chunks(client: Client) -> None:
     assert not set(chunk_ids[1:]) & set(left)
 
 
+async def test_an_unkeyed_section_keeps_repeated_chunks_apart(client: Client) -> None:
+    paragraph = "Every wombat release follows the same checklist, item by item, without exception. " * 20
+    body = "\n\n".join([paragraph.strip()] * 6)  # six identical 1.6 KB paragraphs: identical chunks
+    item = {"kind": "section", "scope": {}, "data": {"title": "Wombat releases", "body_text": body}}
+    first = (await store(client, item))["stored"][0]
+    assert first["status"] == "inserted"
+    assert len(first["chunk_ids"]) == len(set(first["chunk_ids"])) >= 2, first  # each repeat kept
+    again = (await store(client, item))["stored"][0]
+    assert again == {**first, "status": "skipped_dedupe"}
+
+
 # ------------------------------------------------------------------ user story 2
 
 

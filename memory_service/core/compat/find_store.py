@@ -43,9 +43,10 @@ from memory_service.core.compat.find_store_schemas import (
     StoreOutput,
     StoreRequest,
 )
+from memory_service.core.dedupe import dedupe_key
 from memory_service.core.errors import ConflictError, MemoryServiceError, ValidationError
 from memory_service.core.limits import clip_text
-from memory_service.core.models import MemoryRecord
+from memory_service.core.models import MemoryRecord, Scope
 from memory_service.core.records import MEMORIES, Stores, from_payload
 from memory_service.core.sanitize import scrub_text, scrub_value
 from memory_service.core.schemas import (
@@ -72,14 +73,17 @@ Refresh = Callable[[MemoryRecord], None]
 class FindStore:
     """memory.find and memory.store over the shared services (built per call from Services)."""
 
-    def __init__(self, memory: MemoryService, search: SearchService, stores: Stores) -> None:
+    def __init__(
+        self, memory: MemoryService, search: SearchService, stores: Stores, project: str | None
+    ) -> None:
         self._memory = memory
         self._search = search
         self._stores = stores
+        self._project = project  # the caller's (an item's scope may name another)
 
     @classmethod
     def of(cls, services: Services) -> FindStore:
-        return cls(services.memory, services.search, services.stores)
+        return cls(services.memory, services.search, services.stores, services.settings.project)
 
     # ------------------------------------------------------------------ memory.find
 
@@ -173,8 +177,12 @@ class FindStore:
             )
         item = validate_input(StoreItem, raw, field_prefix=f"{prefix}.")
         data = check_data(item.kind, item.data, field=f"{prefix}.data")
-        body = item.data.get("body_md") or item.data.get("body_text") or ""
-        if item.kind == "section" and isinstance(body, str) and len(body) > MAX_SECTION_CHARS:
+        # Either body: a blank body_md makes body_text the one stored.
+        bodies = (
+            [getattr(data, b, None) or "" for b in ("body_md", "body_text")] if item.kind == "section" else []
+        )
+        body = max(bodies, key=len, default="")
+        if len(body) > MAX_SECTION_CHARS:
             raise ValidationError(
                 f"Section body is {len(body)} characters; one item takes at most {MAX_SECTION_CHARS}",
                 code="VAL_TOO_LONG",
@@ -196,7 +204,10 @@ class FindStore:
         self, item: StoreItem, drafts: list[Draft], prefix: str
     ) -> tuple[list[str], str, str | None]:
         """A chunked section: the later chunks first, then the first one, which lists the others'
-        ids (``next_chunk_ids``); when a keyed section shrinks, chunks it no longer has are deleted."""
+        ids (``next_chunk_ids``); when a keyed section shrinks, chunks it no longer has are deleted.
+        Every chunk's key is checked first: a key another kind holds would refuse the first chunk
+        only after the others were written."""
+        self._check_keys(item, drafts, prefix)
         results = [self._write(item, draft, prefix) for draft in reversed(drafts[1:])][::-1]
         following = [r[0] for r in results]
         first = drafts[0]
@@ -207,12 +218,28 @@ class FindStore:
         status = statuses.pop() if len(statuses) == 1 else "updated"
         return [head_id, *following], status, expires
 
+    def _check_keys(self, item: StoreItem, drafts: list[Draft], prefix: str) -> None:
+        """CON_IDEMPOTENCY_KEY if an active memory of another type holds one of the drafts' keys
+        (what MemoryService.add would answer with, and _refresh refuse)."""
+        given = item.scope.project if "project" in item.scope.model_fields_set else self._project
+        project = given.strip() if given else None
+        if not project:  # MemoryService.add refuses the first chunk, before anything is written
+            return
+        for draft in drafts:
+            if draft.idempotency_key is None:
+                continue
+            key = dedupe_key(draft.memory_type, Scope(project=project), {}, "", draft.idempotency_key)
+            holder = self._memory.holder_of(key)
+            if holder is not None and holder.type != draft.memory_type:
+                raise _key_conflict(holder, item, draft, prefix)
+
     def _drop_chunks(self, keep: list[str]) -> Refresh:
         """After the first chunk of a keyed section is rewritten: delete the chunks its previous
         version listed that this one no longer has (the section shrank)."""
 
         def drop(previous: MemoryRecord) -> None:
-            for old in previous.metadata.get("next_chunk_ids") or []:
+            listed = previous.metadata.get("next_chunk_ids")
+            for old in listed if isinstance(listed, list) else []:
                 if isinstance(old, str) and old not in keep:
                     try:
                         self._memory.delete(old)
@@ -250,14 +277,7 @@ class FindStore:
         (an accepted decision refuses: CON_IMMUTABLE_DECISION); the same data: skipped_dedupe."""
         record = self._memory.load(memory_id)
         if record.type != draft.memory_type:
-            raise ConflictError(
-                f"Idempotency key '{clip_text(draft.idempotency_key or '', 80)}' already belongs to a "
-                f"{kind_of(record.type) or record.type} item, not a {item.kind}",
-                code="CON_IDEMPOTENCY_KEY",
-                details={"field": f"{prefix}.idempotency_key", "memory_id": record.id, "type": record.type},
-                suggestion="Use another idempotency_key for this item: a key names one item of one kind "
-                "within the project.",
-            )
+            raise _key_conflict(record, item, draft, prefix)
         content = scrub_text(draft.content)[0]
         metadata = MemoryService.check_new_metadata(
             draft.memory_type, scrub_value(draft.metadata)[0], field=f"{prefix}.data"
@@ -276,6 +296,17 @@ class FindStore:
         if not out.updated_fields:
             return record.id, "skipped_dedupe", _stamp(record)
         return record.id, "updated", _stamp(self._memory.load(record.id))
+
+
+def _key_conflict(record: MemoryRecord, item: StoreItem, draft: Draft, prefix: str) -> ConflictError:
+    return ConflictError(
+        f"Idempotency key '{clip_text(draft.idempotency_key or '', 80)}' already belongs to a "
+        f"{kind_of(record.type) or record.type} item, not a {item.kind}",
+        code="CON_IDEMPOTENCY_KEY",
+        details={"field": f"{prefix}.idempotency_key", "memory_id": record.id, "type": record.type},
+        suggestion="Use another idempotency_key for this item: a key names one item of one kind "
+        "within the project.",
+    )
 
 
 def in_item(error: MemoryServiceError, prefix: str) -> MemoryServiceError:

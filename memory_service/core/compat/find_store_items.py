@@ -21,7 +21,7 @@ from memory_service.core.compat.find_store_schemas import (
     tags_of,
 )
 from memory_service.core.errors import MemoryServiceError, ValidationError
-from memory_service.core.limits import clip_text
+from memory_service.core.limits import clip_text, fit_to_budget
 from memory_service.core.models import MemoryType
 from memory_service.core.ranking import terms
 from memory_service.core.schemas import (
@@ -77,6 +77,9 @@ def seed_code(code: str) -> str:
     return "INTERNAL"
 
 
+SEED_ERROR_CHARS = 3000  # the JSON of one error (seed 001's envelope stays under 4 KB too)
+
+
 def seed_error(error: MemoryServiceError) -> dict[str, Any]:
     """``{error_code, human_hint, fix, details}`` for an error (FR-053, FR-055): the hint says
     what went wrong and what to do; ``fix`` names the fields and what each expects."""
@@ -84,12 +87,19 @@ def seed_error(error: MemoryServiceError) -> dict[str, Any]:
     hint = envelope["message"].rstrip(".")
     if envelope["suggestion"]:
         hint = f"{hint}. {envelope['suggestion']}"
-    return {
+    payload = {
         "error_code": seed_code(error.code),
         "human_hint": hint,
         "fix": _fix(envelope["details"], envelope["suggestion"]),
         "details": {"code": error.code, **envelope["details"]},
     }
+    # The hint, fix and details repeat what the envelope clipped (a long unknown field's name up
+    # to five times): the longest strings are cut further, so an error stays a few KB.
+    fitted, cut = fit_to_budget(payload, SEED_ERROR_CHARS)
+    if cut:  # the seed's four fields only, without the budget's note
+        fitted.pop("truncated", None)
+        fitted.pop("truncation_note", None)
+    return fitted
 
 
 def _fix(details: dict[str, Any], action: str) -> dict[str, Any]:
@@ -123,6 +133,15 @@ def check_data(kind: str, data: dict[str, Any], *, field: str) -> KindData:
     """The kind's data, validated (FR-008..016, FR-052). Every missing required field is named at
     once (VAL_MISSING_FIELD with details.missing and details.expected); other problems are
     reported as any input problem is."""
+    reserved = [name for name in CHUNK_FIELDS if name in data] if kind == "section" else []
+    if reserved:
+        raise ValidationError(
+            f"Field '{field}.{reserved[0]}' is set only by the server, on a long section's chunks",
+            code="VAL_IMMUTABLE_FIELD",
+            details={"field": f"{field}.{reserved[0]}", "reserved": list(CHUNK_FIELDS)},
+            suggestion=f"Remove {', '.join(reserved)} from the section's data: a section over 3 KB is "
+            "split into chunks that carry these fields.",
+        )
     missing = missing_fields(kind, data)
     if missing:
         needs = required_fields(kind)
@@ -157,6 +176,9 @@ def missing_fields(kind: str, data: dict[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------- rendering
 
 
+# What the chunker writes on a long section's chunks: never a section's data (a rewrite of the
+# section deletes the memories its previous version listed in next_chunk_ids).
+CHUNK_FIELDS = ("heading_path", "chunk_index", "chunk_count", "section_key", "next_chunk_ids", "body_format")
 # Data fields kept in content only: long text that metadata (32 KB at most) need not repeat.
 CONTENT_ONLY = {"section": ("body_md", "body_text"), "ddl": ("ddl_sql",)}
 # Data fields kept in metadata only: a decision's status moves on its own (an accepted decision may
@@ -272,7 +294,9 @@ def drafts_for(item: StoreItem, data: KindData) -> list[Draft]:
                 "section_key": key,
                 "body_format": "markdown" if markdown else "text",
             },
-            chunk_key(item.idempotency_key, i),
+            # An unkeyed section's chunks are keyed by the section: a chunk repeating another
+            # (boilerplate) is still its own memory, and storing the section again is skipped.
+            chunk_key(item.idempotency_key or key, i),
         )
         for i, chunk in enumerate(chunks)
     ]
@@ -324,7 +348,8 @@ def snippet(content: str, query: str, limit: int = SNIPPET_CHARS) -> str:
 
 def hit_title(record_title: str | None, metadata: dict[str, Any]) -> str | None:
     """A chunk's title says where in its document it sits: ``Document > Heading > Subheading``."""
-    path = [p for p in metadata.get("heading_path") or [] if isinstance(p, str)]
+    given = metadata.get("heading_path")  # a list the chunker wrote, or whatever another tool kept
+    path = [p for p in given if isinstance(p, str)] if isinstance(given, list) else []
     if not path or not record_title:
         return record_title
     if path[0].strip().lower() == record_title.strip().lower():

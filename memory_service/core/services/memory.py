@@ -215,14 +215,19 @@ class MemoryService:
         """The id of another active, unexpired memory holding the record's dedupe key, if any."""
         if not record.dedupe_key:
             return None
+        # Its own id: a re-send finding what its first attempt left half-written, which it redoes.
+        holder = self.holder_of(record.dedupe_key, besides=record.id)
+        return holder.id if holder is not None else None
+
+    def holder_of(self, key: str, *, besides: str | None = None) -> MemoryRecord | None:
+        """The active, unexpired, current memory holding a dedupe key (core/dedupe.py), if any."""
         flt = PayloadFilter(  # a superseded fact no longer holds: stating it again is a new fact
-            equals={"status": MemoryStatus.ACTIVE.value, FACETS: facet("dedupe", record.dedupe_key)},
+            equals={"status": MemoryStatus.ACTIVE.value, FACETS: facet("dedupe", key)},
             ranges={EXPIRES_FIELD: (utcnow().timestamp(), None)},
             not_equals={"superseded": "true"},
         )
         points, _ = self._stores.vectors.scroll(MEMORIES, flt, limit=2)
-        # Its own id: a re-send finding what its first attempt left half-written, which it redoes.
-        return next((p.id for p in points if p.id != record.id), None)
+        return next((from_payload(p.payload) for p in points if p.id != besides), None)
 
     def update(self, data: MemoryUpdateInput) -> MemoryUpdateOutput:
         if data.archived is not None:  # a lifecycle step, given alone (MemoryUpdateInput checks)
