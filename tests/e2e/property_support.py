@@ -10,16 +10,19 @@ answer must look like; ``Call`` prints a failing call as Python source that rebu
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from mcp.types import CallToolResult
+
+T = TypeVar("T")
 
 Strategy = st.SearchStrategy[Any]
 
@@ -508,3 +511,29 @@ def _chain(value: Any) -> tuple[int, str, Any]:
         else:
             return depth, kind, value
         depth += 1
+
+
+class Current(Generic[T]):
+    """The server and tool of the running test, for strategies drawn before the test body runs.
+
+    Draws must happen in Hypothesis's own (synchronous) engine, not inside the coroutine: a draw
+    that overruns or fails a filter raises ``StopTest``, a ``BaseException`` that would kill
+    anyio's runner task (and the module's server with it). So ``@given`` gets a strategy that
+    reads the tool from here; a ``current`` fixture sets it once per parametrized test.
+    """
+
+    def __init__(self) -> None:
+        self.subject: T | None = None
+        self.tool = ""
+
+    def get(self) -> tuple[T, str]:
+        assert self.subject is not None, "use the 'current' fixture"
+        return self.subject, self.tool
+
+    @contextlib.contextmanager
+    def running(self, subject: T, tool: str = "") -> Iterator[T]:
+        self.subject, self.tool = subject, tool
+        try:
+            yield subject
+        finally:
+            self.subject, self.tool = None, ""

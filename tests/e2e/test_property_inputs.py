@@ -40,6 +40,7 @@ from tests.e2e.property_support import (
     RELATIONSHIP_TYPES,
     SENTENCES,
     Call,
+    Current,
     SchemaContext,
     check_category,
     check_result,
@@ -263,38 +264,19 @@ async def _exercise(env: Env, call: Call, *, must_not_write: bool = False) -> di
     return error
 
 
-class Current:
-    """The server and tool of the running test, for strategies drawn before the test body runs.
-
-    Draws must happen in Hypothesis's own (synchronous) engine, not inside the coroutine: a draw
-    that overruns or fails a filter raises ``StopTest``, a ``BaseException`` that would kill
-    anyio's runner task (and the module's server with it). So ``@given`` gets a strategy that
-    reads the tool from here; the ``current`` fixture sets it once per parametrized test.
-    """
-
-    env: Env | None = None
-    tool: str = ""
-
-    def get(self) -> tuple[Env, str]:
-        assert self.env is not None, "use the 'current' fixture"
-        return self.env, self.tool
-
-
-CURRENT = Current()
+CURRENT: Current[Env] = Current()
 
 
 @pytest.fixture
 def current(env: Env, tool: str) -> Iterator[Env]:
-    CURRENT.env, CURRENT.tool = env, tool
-    yield env
-    CURRENT.env, CURRENT.tool = None, ""
+    with CURRENT.running(env, tool):
+        yield env
 
 
 @pytest.fixture
 def paths(env: Env) -> Iterator[Env]:
-    CURRENT.env = env
-    yield env
-    CURRENT.env = None
+    with CURRENT.running(env):
+        yield env
 
 
 @st.composite

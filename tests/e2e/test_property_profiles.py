@@ -45,6 +45,7 @@ from tests.e2e.conftest import call_ok, make_settings
 from tests.e2e.property_support import (
     SENTENCES,
     Call,
+    Current,
     SchemaContext,
     check_category,
     check_result,
@@ -592,26 +593,13 @@ async def _exercise(served: Served, call: Call, *, must_not_write: bool = False)
 # --------------------------------------------------------------------------- the tests
 
 
-class Current:
-    """The server and tool of the running test, for strategies drawn before the test body runs
-    (see test_property_inputs.Current: draws must happen in Hypothesis's own engine)."""
-
-    served: Served | None = None
-    tool: str = ""
-
-    def get(self) -> tuple[Served, str]:
-        assert self.served is not None, "use the 'current' fixture"
-        return self.served, self.tool
-
-
-CURRENT = Current()
+CURRENT: Current[Served] = Current()
 
 
 @pytest.fixture
 def current(served: Served, tool: str) -> Iterator[Served]:
-    CURRENT.served, CURRENT.tool = served, tool
-    yield served
-    CURRENT.served, CURRENT.tool = None, ""
+    with CURRENT.running(served, tool):
+        yield served
 
 
 @st.composite
