@@ -156,6 +156,21 @@ def daemon_gone(data_dir: Path, timeout: float = 60.0) -> None:
     while (owner := read_owner(data_dir)) is not None:
         assert time.monotonic() < deadline, f"pid {owner} still owns {data_dir} after {timeout:.0f} s"
         time.sleep(0.05)
+    # A daemon removes its daemon.json after releasing the lock (daemon/service.py): wait for that
+    # too, so that a test reading the data directory next finds no file vanishing under it.
+    while (pid := _daemon_info_pid(data_dir)) is not None and process_alive(pid):
+        assert time.monotonic() < deadline, f"daemon {pid} of {data_dir} still exiting after {timeout:.0f} s"
+        time.sleep(0.05)
+
+
+def _daemon_info_pid(data_dir: Path) -> int | None:
+    """The pid daemon.json names, None when there is none (or it is being rewritten)."""
+    import json
+
+    try:
+        return int(json.loads((data_dir / "daemon.json").read_text())["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def process_alive(pid: int) -> bool:
