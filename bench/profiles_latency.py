@@ -14,7 +14,6 @@ memory_store. Times are taken at the MCP client (query embedding included). Prin
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -29,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import call
 from bench.corpus import memories, queries
-from bench.search_latency import DEFAULT_MODEL, summary
+from bench.search_latency import DEFAULT_MODEL, stdio_env, summary
 
 UNION = "default,cortex-find-store,memory-interface-v1"
 Args = Callable[[str], dict[str, Any]]
@@ -69,16 +68,7 @@ WRITES = [
 
 
 def _session(data_dir: Path, model: Path, profile: str) -> Client:
-    env = {
-        **os.environ,
-        "MEMORY_DATA_DIR": str(data_dir),
-        "MEMORY_PROJECT_ROOT": str(data_dir),
-        "MEMORY_PROJECT": "bench",
-        "MEMORY_EMBEDDING__MODEL_PATH": str(model),
-        "HF_HUB_OFFLINE": "1",
-        "MEMORY_DAEMON__IDLE_TIMEOUT_S": "1",
-        "MEMORY_SERVER__PROFILE": profile,
-    }
+    env = stdio_env(data_dir, model, MEMORY_SERVER__PROFILE=profile)
     params = StdioServerParameters(command=sys.executable, args=["-m", "memory_service"], env=env)
     return Client(params, read_timeout_seconds=600)
 

@@ -70,19 +70,26 @@ def settings_for(data_dir: Path, model: Path) -> Settings:
 def client_for(args: argparse.Namespace, data_dir: Path, model: Path) -> Client:
     if args.transport == "memory":
         return Client(build_server(settings_for(data_dir, model)))
-    env = {
+    return Client(
+        StdioServerParameters(
+            command=sys.executable, args=["-m", "memory_service"], env=stdio_env(data_dir, model)
+        ),
+        read_timeout_seconds=600,
+    )
+
+
+def stdio_env(data_dir: Path, model: Path, **extra: str) -> dict[str, str]:
+    """The environment of a stdio server session on ``data_dir`` (offline, the local model)."""
+    return {
         **os.environ,
         "MEMORY_DATA_DIR": str(data_dir),
         "MEMORY_PROJECT_ROOT": str(data_dir),
         "MEMORY_PROJECT": "bench",
         "MEMORY_EMBEDDING__MODEL_PATH": str(model),
         "HF_HUB_OFFLINE": "1",
-        "MEMORY_DAEMON__IDLE_TIMEOUT_S": "1",  # store_only opens the stores once the daemon left
+        "MEMORY_DAEMON__IDLE_TIMEOUT_S": "1",  # the stores can be opened in process once it left
+        **extra,
     }
-    return Client(
-        StdioServerParameters(command=sys.executable, args=["-m", "memory_service"], env=env),
-        read_timeout_seconds=600,
-    )
 
 
 def start_servers(stack: contextlib.ExitStack, tmp: Path, vectors: str) -> dict[str, str]:

@@ -6,6 +6,7 @@ allow extra fields (seed 001 §9.3: consumers ignore what they do not know).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
@@ -19,6 +20,14 @@ MAX_PATH_CHARS = 4_096  # file and directory paths (PATH_MAX)
 MAX_NAME_CHARS = 64  # languages and other short names
 
 UUID_FORMAT: JsonDict = {"format": "uuid"}
+
+
+def _utc(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+# A date-time input; one without a zone is read as UTC (the only clock the core keeps).
+UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
 
 
 def _not_blank(value: str) -> str:

@@ -8,10 +8,9 @@ refused (``extra="forbid"``) so that a misspelt argument is an error, not silent
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 from pydantic.json_schema import JsonDict
 
 from memory_service.core.models import MemoryType, SeedMemoryType, StaleMark
@@ -22,6 +21,7 @@ from memory_service.core.schema_base import (
     NonBlank,
     ToolInput,
     ToolOutput,
+    UtcDatetime,
     enum_of,
 )
 from memory_service.core.scopes import ScopeInput
@@ -218,17 +218,8 @@ class MemoryBulkAddOutput(ToolOutput):
 
 
 class TimeRange(ToolInput):
-    start: datetime | None = Field(default=None, json_schema_extra=DATETIME_FORMAT)
-    end: datetime | None = Field(default=None, json_schema_extra=DATETIME_FORMAT)
-
-    @field_validator("start", "end")
-    @classmethod
-    def _aware(cls, v: datetime | None) -> datetime | None:
-        if v is not None and v.tzinfo is None:
-            from datetime import UTC
-
-            return v.replace(tzinfo=UTC)
-        return v
+    start: UtcDatetime | None = Field(default=None, json_schema_extra=DATETIME_FORMAT)
+    end: UtcDatetime | None = Field(default=None, json_schema_extra=DATETIME_FORMAT)
 
     @model_validator(mode="after")
     def _ordered(self) -> TimeRange:

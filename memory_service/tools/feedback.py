@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from mcp.types import ToolAnnotations
-
 from memory_service.core.feedback_schemas import (
     MemoryFeedbackInput,
     MemoryFeedbackOutput,
     MemorySupersedeInput,
     MemorySupersedeOutput,
 )
-from memory_service.tools.registry import ADDITIVE, ToolSpec
-
-# Writes new memories (not idempotent) and hides the old fact from default search (destructive).
-SUPERSEDE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-)
+from memory_service.tools.registry import ADDITIVE, DESTRUCTIVE_APPEND, ToolSpec
 
 FEEDBACK_TOOLS = [
     ToolSpec(
@@ -46,7 +39,7 @@ FEEDBACK_TOOLS = [
         schema_model=MemorySupersedeInput,
         output_model=MemorySupersedeOutput,
         handler=lambda s, r: s.supersede.supersede(r),
-        annotations=SUPERSEDE,
+        annotations=DESTRUCTIVE_APPEND,  # writes new memories, hides the old fact
         keyed=True,
     ),
 ]

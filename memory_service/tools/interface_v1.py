@@ -8,8 +8,6 @@ dots in tool names) and by the seed's dotted names with MEMORY_SERVER__TOOL_NAME
 
 from __future__ import annotations
 
-from mcp.types import ToolAnnotations
-
 from memory_service.core.compat import interface_v1 as v1
 from memory_service.core.compat.interface_v1_schemas import (
     ReadOutput,
@@ -20,14 +18,7 @@ from memory_service.core.compat.interface_v1_schemas import (
     WriteOutput,
     WriteRequest,
 )
-from memory_service.tools.registry import ADDITIVE, READ_ONLY, ToolSpec
-
-# Archives (hides) memories and supersedes facts: destructive, though an archive is undone by
-# archived: false; not idempotent: each utility_vote appends a vote (a re-send with the same
-# request key does not: keyed).
-UPDATE_OPS = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-)
+from memory_service.tools.registry import ADDITIVE, DESTRUCTIVE_APPEND, READ_ONLY, ToolSpec
 
 INTERFACE_V1_TOOLS = [
     ToolSpec(
@@ -81,7 +72,9 @@ INTERFACE_V1_TOOLS = [
         request_model=UpdateRequest,
         output_model=UpdateOutput,
         handler=v1.update,
-        annotations=UPDATE_OPS,
+        # Archives (hides) memories and supersedes facts, each utility_vote appends a vote (a re-send
+        # with the same request key does not: keyed).
+        annotations=DESTRUCTIVE_APPEND,
         keyed=True,
     ),
 ]

@@ -50,6 +50,11 @@ UPDATE = ToolAnnotations(
 DESTRUCTIVE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
+# Hides or replaces what it touches (destructive), and each call writes anew (not idempotent):
+# memory_supersede, seed 002's memory.update.
+DESTRUCTIVE_APPEND = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
 
 
 class Envelope(Protocol):

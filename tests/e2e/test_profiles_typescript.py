@@ -9,15 +9,13 @@ here (each seed's own example requests, and bad inputs) and prints what came bac
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import require_model, server_env
-from tests.e2e.test_typescript_client import TS_DIR, _require_ts_client
+from tests.e2e.test_typescript_client import TS_DIR, run_ts_script
 
 pytestmark = [pytest.mark.e2e]
 
@@ -162,26 +160,13 @@ CORTEX_OS: list[dict[str, Any]] = [
 def _run(
     tmp_path: Path, cases: list[dict[str, Any]], **env_extra: str
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    node = _require_ts_client()
     cases_file = tmp_path / "cases.json"
     cases_file.write_text(json.dumps(cases))
     env = server_env(tmp_path / "data", model=require_model())
     env["MEMORY_PROJECT"] = "shop"
     env["MEMORY_BRANCH"] = "main"
     env.update(env_extra)
-    server = Path(sys.executable).with_name("memory-service")
-    proc = subprocess.run(
-        [node, str(SCRIPT), str(cases_file), "--", str(server)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, f"{SCRIPT.name} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
-    header, *calls = (json.loads(line) for line in proc.stdout.splitlines() if line.strip())
-    return header["tools"], calls
+    return run_ts_script(SCRIPT, str(cases_file), tmp_path, env)
 
 
 def _problems(cases: list[dict[str, Any]], calls: list[dict[str, Any]]) -> list[str]:

@@ -57,26 +57,34 @@ def _require_ts_client() -> str:
     pytest.skip(message)
 
 
-def _run_client(tmp_path: Path) -> tuple[list[str], list[dict[str, Any]]]:
-    """Run the script against a fresh server; the tools it listed and one record per call."""
+def run_ts_script(
+    script: Path, argument: str, cwd: Path, env: dict[str, str]
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """Run a client script (``node SCRIPT ARGUMENT -- memory-service``) against a fresh stdio
+    server; the tools it listed (its first line) and one record per call (the other lines)."""
     node = _require_ts_client()
-    (tmp_path / SOURCE).parent.mkdir(parents=True)
-    (tmp_path / SOURCE).write_text(BILLING)
-    env = server_env(tmp_path / "data", model=require_model())
-    env["MEMORY_PROJECT_ROOT"] = str(tmp_path)
     server = Path(sys.executable).with_name("memory-service")
     proc = subprocess.run(
-        [node, str(SCRIPT), SOURCE, "--", str(server)],
-        cwd=tmp_path,
+        [node, str(script), argument, "--", str(server)],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
-    assert proc.returncode == 0, f"{SCRIPT.name} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, f"{script.name} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
     header, *calls = (json.loads(line) for line in proc.stdout.splitlines() if line.strip())
     return header["tools"], calls
+
+
+def _run_client(tmp_path: Path) -> tuple[list[str], list[dict[str, Any]]]:
+    """Run the script against a fresh server; the tools it listed and one record per call."""
+    (tmp_path / SOURCE).parent.mkdir(parents=True)
+    (tmp_path / SOURCE).write_text(BILLING)
+    env = server_env(tmp_path / "data", model=require_model())
+    env["MEMORY_PROJECT_ROOT"] = str(tmp_path)
+    return run_ts_script(SCRIPT, SOURCE, tmp_path, env)
 
 
 def _problems(call: dict[str, Any], tools: list[str]) -> list[str]:

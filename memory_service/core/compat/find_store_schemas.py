@@ -10,7 +10,6 @@ storage, ranking and governance behind it are the services every profile shares.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -22,6 +21,7 @@ from memory_service.core.schema_base import (
     NonBlank,
     ToolInput,
     ToolOutput,
+    UtcDatetime,
 )
 from memory_service.core.schemas import SearchMode, TtlPolicyName
 from memory_service.core.scopes import ScopeInput
@@ -302,13 +302,12 @@ class StoreOutput(ToolOutput):
 
 
 class FindTimeRange(ToolInput):
-    since: datetime | None = Field(default=None, json_schema_extra=DATETIME_FORMAT, description="Inclusive")
-    until: datetime | None = Field(default=None, json_schema_extra=DATETIME_FORMAT, description="Inclusive")
-
-    @field_validator("since", "until")
-    @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+    since: UtcDatetime | None = Field(
+        default=None, json_schema_extra=DATETIME_FORMAT, description="Inclusive"
+    )
+    until: UtcDatetime | None = Field(
+        default=None, json_schema_extra=DATETIME_FORMAT, description="Inclusive"
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> FindTimeRange:

@@ -159,9 +159,7 @@ class Ranker:
         bases: dict[str, float | None] = {cid: base.get(cid, 0.0) for cid in found}
         now = utcnow()  # expired memories are never returned, swept or not (core/ttl.py)
         candidates = [c for c in found.values() if not is_expired(c.record.expires_at, now)]
-        parts = self._components(candidates, bases, plan.route)
-        votes = utility_votes(self._stores.votes, [c.record.id for c in candidates])
-        _total(candidates, parts, votes, plan.problem, self._settings)
+        parts, votes = self.score_candidates(query, candidates, bases, plan.route, problem=plan.problem)
         ranked = sort_candidates(candidates)
         if plan.problem is None and (implied := implied_problem(ranked, votes)) is not None:
             _total(candidates, parts, votes, implied, self._settings)  # only utility moves
@@ -176,12 +174,14 @@ class Ranker:
         route: Route,
         *,
         problem: str | None = None,
-    ) -> None:
+    ) -> tuple[dict[str, dict[str, float | None]], dict[str, list[tuple[str, float]]]]:
         """Fill ``score`` of each candidate (reads the graph and the vote store, one batch each);
-        utility counts the votes cast for ``problem`` (ranking.contextual_utility)."""
+        utility counts the votes cast for ``problem`` (ranking.contextual_utility). Returns the
+        other components and the votes, by id, so that a caller can re-score for another problem."""
         parts = self._components(candidates, bases, route)
         votes = utility_votes(self._stores.votes, [c.record.id for c in candidates])
         _total(candidates, parts, votes, problem, self._settings)
+        return parts, votes
 
     def _components(
         self, candidates: Sequence[Candidate], bases: dict[str, float | None], route: Route
