@@ -24,6 +24,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 MASK = "[REDACTED:{kind}]"
@@ -351,10 +352,26 @@ def _candidates(text: str) -> Iterator[_Candidate]:
                 yield kind, match.start(2), match.end(2)
 
 
+MEMO_CHARS = 2048  # texts up to this long are remembered (a write scans its strings 2-3 times)
+
+
 def find_secrets(text: str) -> list[Finding]:
     """Every secret in ``text``: non-overlapping, sorted by start; the longest span wins a clash."""
     if not text:
         return []
+    if len(text) <= MEMO_CHARS:
+        return list(_remembered(text))
+    return _scan(text)
+
+
+@lru_cache(maxsize=4096)
+def _remembered(text: str) -> tuple[Finding, ...]:
+    """:func:`_scan` of a short text, remembered: the same metadata keys and values, and the
+    record's own strings again in its audit event, are scanned once (the scan is pure)."""
+    return tuple(_scan(text))
+
+
+def _scan(text: str) -> list[Finding]:
     starts: list[int] = []
     taken: list[Finding] = []
     for kind, start, end in sorted(_candidates(text), key=lambda c: c[1] - c[2]):  # longest first, stable

@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import qdrant_edge as qe
 
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError, ValidationError
@@ -252,7 +253,7 @@ class EdgeVectorStore:
         vector: dict[str, Any] = {}
         if dense is not None:
             self._check_dim(coll, dense)
-            vector[DENSE] = [float(x) for x in dense]  # numpy floats are not accepted
+            vector[DENSE] = np.asarray(dense, dtype=np.float32).tolist()  # numpy floats are not accepted
         if sparse is not None:
             vector[SPARSE] = qe.SparseVector(
                 [int(i) for i in sparse.indices], [float(v) for v in sparse.values]

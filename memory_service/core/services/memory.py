@@ -11,7 +11,7 @@ update and delete ask first, since their version check or the deletion itself wo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -189,10 +189,13 @@ class MemoryService:
             edges: list[GraphEdge] = []
             audit: list[AuditEvent] = []
             skipped: list[BulkSkipped] = []
-            taken: dict[str, str] = {}  # dedupe key -> id, for items repeating an earlier item
+            # dedupe key -> id: the memories holding them (not the items' own ids: a re-send
+            # finding what its first attempt left half-written redoes it), then earlier items
+            own = {n.record.id for _, n in items}
+            taken = self.holders_of(keys, besides=own)
             for index, new in items:
                 key = new.record.dedupe_key
-                existing = (taken.get(key) or self._existing(new.record)) if key else None
+                existing = taken.get(key) if key else None
                 if existing is not None:
                     skipped.append(BulkSkipped(index=index, memory_id=existing))
                     continue
@@ -218,6 +221,28 @@ class MemoryService:
         # Its own id: a re-send finding what its first attempt left half-written, which it redoes.
         holder = self.holder_of(record.dedupe_key, besides=record.id)
         return holder.id if holder is not None else None
+
+    def holders_of(self, keys: Sequence[str], *, besides: Collection[str] = ()) -> dict[str, str]:
+        """:meth:`holder_of` for many keys in one read: key -> id of the memory holding it."""
+        facets = {facet("dedupe", k): k for k in keys}
+        if not facets:
+            return {}
+        flt = PayloadFilter(
+            equals={"status": MemoryStatus.ACTIVE.value},
+            any_of={FACETS: list(facets)},
+            ranges={EXPIRES_FIELD: (utcnow().timestamp(), None)},
+            not_equals={"superseded": "true"},
+        )
+        # At most one holder per key (writes of a key are serialised), plus an own half-written one.
+        points, _ = self._stores.vectors.scroll(MEMORIES, flt, limit=2 * len(facets) + 8)
+        found: dict[str, str] = {}
+        for point in points:
+            if point.id in besides:
+                continue
+            for value in point.payload.get(FACETS, []):
+                if value in facets:
+                    found.setdefault(facets[value], point.id)
+        return found
 
     def holder_of(self, key: str, *, besides: str | None = None) -> MemoryRecord | None:
         """The active, unexpired, current memory holding a dedupe key (core/dedupe.py), if any."""
