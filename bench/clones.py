@@ -92,7 +92,7 @@ def installed(package: str) -> Path | None:
         module = __import__(package)
     except ImportError:
         return None
-    return Path(module.__file__).parent
+    return Path(module.__file__).parent if module.__file__ else None
 
 
 # ---------------------------------------------------------------------------- selection

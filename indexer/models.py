@@ -53,6 +53,8 @@ class CodeUnit(BaseModel):
         identifiers: Distinct lower-case words of the identifiers used, for lexical search.
         parent: Qualified name of the enclosing class (or function, for nested functions).
         calls: Names called directly inside the unit (not inside nested units).
+        shingles: The unit's token-gram hashes for near-miss clone detection, packed
+            (`indexer.shingles.Shingles.encode`); not dumped: stores keep them apart.
     """
 
     id: str
@@ -71,6 +73,7 @@ class CodeUnit(BaseModel):
     identifiers: list[str] = Field(default_factory=list)
     parent: str | None = None
     calls: list[str] = Field(default_factory=list)
+    shingles: bytes = Field(default=b"", exclude=True, repr=False)
 
 
 class CodeRelation(BaseModel):

@@ -26,6 +26,7 @@ from indexer.languages import (
     language_for_path,
 )
 from indexer.models import CodeRelation, CodeUnit, FileIndex, RelationType, UnitKind, unit_id
+from indexer.shingles import Shingler
 from indexer.tokens import TokenStream, kind_table, tokenize
 
 
@@ -122,6 +123,7 @@ def _build_units(
     if not comment_docs:  # docstrings are documentation: like comments, not part of a clone's code
         doc_nodes = {id(c): python_docstring_node(c.node) for c in ordered if c.kind is not None}
         stream.drop_tokens_at({n.start_byte for n in doc_nodes.values() if n is not None})
+    shingler = Shingler(stream)
     for c in ordered:
         if c.kind is None:
             continue
@@ -150,6 +152,7 @@ def _build_units(
                 identifiers=stream.identifier_parts(node.start_byte, node.end_byte),
                 parent=c.parent_name,
                 calls=list(c.calls),
+                shingles=shingler.unit(node.start_byte, node.end_byte).encode(),
             )
         )
     return units

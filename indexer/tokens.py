@@ -17,7 +17,7 @@ from functools import cache
 
 from tree_sitter import Language, Node
 
-_IDENT, _LITERAL, _COMMENT, _BLOCK, _OTHER = 1, 2, 3, 4, 0
+_IDENT, _LITERAL, _COMMENT, _BLOCK, _GROUP, _OTHER = 1, 2, 3, 4, 5, 0
 
 # Literal node types whose inner structure must not leak into the stream (string contents,
 # escape sequences, interpolations). Any other type ending in "_literal" is a literal too.
@@ -42,10 +42,50 @@ _LITERAL_TYPES = frozenset(
     }
 )
 
+# Nodes whose own parentheses are layout unless they group an operand: ``x = (a + b)`` is
+# ``x = a + b``, Python's ``return (x, y)`` is ``return x, y`` and ``for (a, b) in`` is
+# ``for a, b in`` (formatters and ``ast.unparse`` add or drop them freely), while in
+# ``(a + b) * c`` or ``not (a or b)`` they are structure. A generator that is a call's whole
+# argument list (``f(x for x in y)``) keeps them too: they are the call's.
+_GROUP_TYPES = frozenset({"parenthesized_expression", "tuple", "tuple_pattern", "generator_expression"})
+# Parents (by words in their node type, across the grammars) in which parentheses group an operand.
+_OPERAND_PARENT = re.compile(
+    r"operator|binary|unary|attribute|subscript|call|member|field|selector|index|await|cast|"
+    r"pointer|reference|try|range|update|new_|access|invocation|instanceof|assertion|splat|spread"
+)
+# Operands that bind tighter than any operator, so that parentheses around them are layout anyway.
+_PRIMARY = re.compile(
+    r"^(?:\w*identifier|attribute|call|subscript|string|integer|float|true|false|none|null|number|"
+    r"list|dictionary|set|tuple|array|object|\w*literal|member_expression|"
+    r"call_expression|field_expression|selector_expression|index_expression|subscript_expression)$"
+)
+# Python operands that bind tighter than their operator (what ``ast.unparse`` leaves bare).
+_TIGHTER = frozenset(
+    {
+        ("not_operator", "boolean_operator"),
+        ("comparison_operator", "boolean_operator"),
+        ("comparison_operator", "not_operator"),
+        ("binary_operator", "comparison_operator"),
+        ("unary_operator", "comparison_operator"),
+    }
+)
+_PARENS = frozenset({b"(", b")"})
+_CLOSERS = frozenset({b")", b"]", b"}"})
+
 # Receivers and keywords that say nothing about what a unit does.
 _STOP_PARTS = frozenset({"self", "this", "cls"})
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+
+
+@cache
+def _groups_operand(parent_type: str) -> bool:
+    return _OPERAND_PARENT.search(parent_type) is not None
+
+
+@cache
+def _binds_tighter(inner_type: str, parent_type: str) -> bool:
+    return _PRIMARY.match(inner_type) is not None or (inner_type, parent_type) in _TIGHTER
 
 
 def _classify(node_type: str) -> int:
@@ -72,8 +112,10 @@ def kind_table(language: Language, indent_block: str | None = None) -> list[int]
         name = language.node_kind_for_id(kind_id) or ""
         if not language.node_kind_is_named(kind_id):
             table.append(_OTHER)  # keywords spelled like node types: TypeScript's `string`
+        elif name == indent_block:
+            table.append(_BLOCK)
         else:
-            table.append(_BLOCK if name == indent_block else _classify(name))
+            table.append(_GROUP if name in _GROUP_TYPES else _classify(name))
     return table
 
 
@@ -103,6 +145,9 @@ class TokenStream:
     Attributes:
         starts: Start byte of each token (sorted, for bisecting a unit's range).
         tokens: ``ID`` / ``LIT`` / the token text for keywords and punctuation.
+        owners: Start byte of what each token belongs to: its own start, or for the ``}`` that
+            closes an indentation block, the block's start (a method that ends its class shares
+            the byte where the class's block closes; that ``}`` is the class's, not the method's).
         ident_starts: Start byte of each identifier occurrence.
         idents: The identifier texts.
         error_nodes: ERROR and MISSING nodes seen: a count of parse errors.
@@ -110,6 +155,7 @@ class TokenStream:
 
     starts: list[int] = field(default_factory=list)
     tokens: list[bytes] = field(default_factory=list)
+    owners: list[int] = field(default_factory=list)
     ident_starts: list[int] = field(default_factory=list)
     idents: list[bytes] = field(default_factory=list)
     error_nodes: int = 0
@@ -119,11 +165,19 @@ class TokenStream:
         for start in sorted(starts, reverse=True):  # from the end, so indices stay valid
             index = bisect_left(self.starts, start)
             if index < len(self.starts) and self.starts[index] == start:
-                del self.starts[index], self.tokens[index]
+                del self.starts[index], self.tokens[index], self.owners[index]
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Token indices ``[lo, hi)`` of the unit at ``[start, end)``, without the closers of
+        enclosing blocks that end where it ends."""
+        lo, hi = bisect_left(self.starts, start), bisect_left(self.starts, end)
+        while hi > lo and self.owners[hi - 1] <= start:  # a unit's own blocks start inside it
+            hi -= 1
+        return lo, hi
 
     def normalized_hash(self, start: int, end: int) -> str:
-        """SHA-256 of the abstracted tokens inside ``[start, end)``."""
-        lo, hi = bisect_left(self.starts, start), bisect_left(self.starts, end)
+        """SHA-256 of the abstracted tokens of the unit at ``[start, end)``."""
+        lo, hi = self.span(start, end)
         return hashlib.sha256(b" ".join(self.tokens[lo:hi])).hexdigest()
 
     def identifier_parts(self, start: int, end: int, limit: int = 200) -> list[str]:
@@ -137,6 +191,19 @@ class TokenStream:
         return list(seen)[:limit]
 
 
+def _redundant_parentheses(node: Node, field_name: str | None) -> bool:
+    """Whether a grouping node's parentheses can go (see `_GROUP_TYPES`)."""
+    if field_name == "arguments":
+        return False
+    parent = node.parent
+    if parent is None or not _groups_operand(parent.type):
+        return True
+    if node.type != "parenthesized_expression" or node.named_child_count != 1:
+        return False
+    inner = node.named_children[0]
+    return _binds_tighter(inner.type, parent.type)
+
+
 def tokenize(root: Node, source: bytes, kinds: list[int]) -> TokenStream:
     """Walk the tree once; comments are dropped and literals are not descended into.
 
@@ -144,11 +211,15 @@ def tokenize(root: Node, source: bytes, kinds: list[int]) -> TokenStream:
     table (`kind_table`), bound methods are hoisted, and tokens stay bytes until hashed.
     Indentation blocks (Python) get a closing ``}`` token placed on their last byte: without it
     ``if a: f()`` followed by ``g()`` would hash like ``g()`` indented under the ``if``.
+    Layout that formatters change is left out: grouping parentheses (`_GROUP_TYPES`) and a
+    trailing comma before a closing bracket.
     """
     out = TokenStream()
-    add_start, add_token = out.starts.append, out.tokens.append
+    starts, tokens, owners = out.starts, out.tokens, out.owners
+    add_start, add_token, add_owner = starts.append, tokens.append, owners.append
     add_ident_start, add_ident = out.ident_starts.append, out.idents.append
-    open_blocks: list[int] = []  # end bytes of the indentation blocks we are inside
+    open_blocks: list[tuple[int, int]] = []  # (end, start) of the indentation blocks we are inside
+    grouping: set[int] = set()  # start bytes of the parentheses of grouping nodes
     known = len(kinds)
     cursor = root.walk()
     while True:
@@ -165,9 +236,12 @@ def tokenize(root: Node, source: bytes, kinds: list[int]) -> TokenStream:
         if kind == _LITERAL:
             token = b"LIT"
         elif kind != _COMMENT:
-            if node.child_count:  # including composite identifiers (a::b): their parts count
+            children = node.child_count
+            if children:  # including composite identifiers (a::b): their parts count
                 if kind == _BLOCK:
-                    open_blocks.append(node.end_byte)
+                    open_blocks.append((node.end_byte, start))
+                elif kind == _GROUP and children > 2 and _redundant_parentheses(node, cursor.field_name):
+                    grouping.update((start, node.end_byte - 1))
                 if cursor.goto_first_child():
                     continue
             else:
@@ -180,15 +254,24 @@ def tokenize(root: Node, source: bytes, kinds: list[int]) -> TokenStream:
                     add_ident(source[start:end])
                 else:
                     token = source[start:end]
+                    if token in _PARENS and start in grouping:
+                        token = b""
+                    elif token in _CLOSERS and tokens and tokens[-1] == b",":
+                        del starts[-1], tokens[-1], owners[-1]
         if token:
-            while open_blocks and open_blocks[-1] <= start:
-                add_start(open_blocks.pop() - 1)
+            while open_blocks and open_blocks[-1][0] <= start:
+                block_end, block_start = open_blocks.pop()
+                add_start(block_end - 1)
                 add_token(b"}")
+                add_owner(block_start)
             add_start(start)
             add_token(token)
+            add_owner(start)
         while not cursor.goto_next_sibling():
             if not cursor.goto_parent():
                 while open_blocks:
-                    add_start(open_blocks.pop() - 1)
+                    block_end, block_start = open_blocks.pop()
+                    add_start(block_end - 1)
                     add_token(b"}")
+                    add_owner(block_start)
                 return out

@@ -1,17 +1,22 @@
 """How code units are laid out in the stores: collections, point ids, payloads, graph nodes.
 
 Functions and methods go to the ``functions`` collection, class-like units to ``classes``. The
-dense vector embeds a short summary (qualified name, signature, first docstring sentence): cost
-grows with sequence length, and the summary is what a description in words matches. Identifiers,
-the rest of the docstring and the path go to the sparse (BM25) vector, which costs nothing to build.
+dense vector embeds a short summary (the words of the qualified name, the signature's head, the
+first docstring sentence): cost grows with sequence length, and the summary is what a description
+in words matches. Identifiers, the rest of the docstring and the path go to the sparse (BM25) vector,
+which costs nothing to build.
 """
 
 from __future__ import annotations
 
+import base64
+import re
 import uuid
 from typing import Any
 
 from indexer import CodeRelation, CodeUnit, FileIndex, RelationType, UnitKind, embedding_text
+from indexer.shingles import VERSION as SHINGLES_VERSION
+from indexer.shingles import Shingles
 from memory_service.core.ports import CollectionSpec, GraphEdge, GraphNode
 
 FUNCTIONS = "functions"
@@ -19,8 +24,11 @@ CLASSES = "classes"
 CODE_COLLECTIONS = (FUNCTIONS, CLASSES)
 FILE_LABEL = "File"
 MODULE_LABEL = "Module"
+CLONE_SHINGLES, CLONE_VERSION = "clone_shingles", "clone_version"  # payload keys (see `payload`)
 _NAMESPACE = uuid.UUID("6f1c2a44-7d3e-4b1a-9a55-0c3f8e2d1b77")
 DENSE_MAX_CHARS = 240
+DENSE_SIGNATURE_CHARS = 120  # past this a signature is type annotations and defaults
+_NAME_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+")
 
 
 def code_collection(name: str, dim: int) -> CollectionSpec:
@@ -46,12 +54,33 @@ def point_id(unit_id: str) -> str:
 
 
 def dense_text(unit: CodeUnit) -> str:
-    """Short summary for the dense model: name, signature, first docstring sentence."""
-    text = f"{unit.qualified_name}: {unit.signature}"
+    """Short summary for the dense model: name words, signature head, first docstring sentence.
+
+    The qualified name goes in as its words (``Help.boxWrap`` as ``help box wrap``): the model's
+    tokenizer knows words, not camelCase, and words cost fewer tokens than ``_`` and ``.``; the
+    name as written is in the signature. The signature is cut at ``DENSE_SIGNATURE_CHARS`` so that
+    a long annotated one leaves room for the docstring. Every token costs embedding time at index
+    time, so nothing else goes in (identifiers go to the sparse vector).
+    """
+    text = f"{name_words(unit.qualified_name) or unit.qualified_name}: "
+    text += " ".join(unit.signature.split())[:DENSE_SIGNATURE_CHARS]
     if unit.docstring:
         first = unit.docstring.strip().split("\n\n")[0].split(". ")[0]
         text += f" — {' '.join(first.split())}"
     return text[:DENSE_MAX_CHARS]
+
+
+def name_words(name: str) -> str:
+    """Lower-case words of a (qualified) name: ``Help._concatValue`` -> ``help concat value``.
+
+    camelCase and acronyms are split in ASCII names only; other names split at ``_`` and
+    punctuation but keep their letters whole.
+    """
+    words: list[str] = []
+    for chunk in re.split(r"[\W_]+", name):
+        if chunk:
+            words += _NAME_PART.findall(chunk) if chunk.isascii() else [chunk]
+    return " ".join(word.lower() for word in words)
 
 
 def sparse_text(unit: CodeUnit) -> str:
@@ -63,7 +92,22 @@ def payload(unit: CodeUnit, project: str | None) -> dict[str, Any]:
     data = unit.model_dump(mode="json")
     data["unit_id"] = data.pop("id")
     data["project"] = project
+    if unit.shingles:  # near-miss clone detection (services.clones); not a CodeUnit field when read
+        data[CLONE_SHINGLES] = base64.b64encode(unit.shingles).decode("ascii")
+        data[CLONE_VERSION] = SHINGLES_VERSION
     return data
+
+
+def shingles_of(data: dict[str, Any]) -> Shingles | None:
+    """The clone shingles stored with a unit; None when it was indexed without them (or with an
+    older layout): such an index needs ``reindex`` with scope ``full`` for near-miss clones."""
+    encoded = data.get(CLONE_SHINGLES)
+    if data.get(CLONE_VERSION) != SHINGLES_VERSION or not isinstance(encoded, str):
+        return None
+    try:
+        return Shingles.decode(base64.b64decode(encoded, validate=True))
+    except ValueError:  # binascii.Error: not base64
+        return None
 
 
 def unit_from_payload(data: dict[str, Any]) -> CodeUnit:

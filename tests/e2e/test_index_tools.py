@@ -179,6 +179,34 @@ async def test_find_duplicates_finds_planted_clone(indexed: tuple[Client, Path])
     assert none["has_duplicates"] is False and none["duplicates"] == []
 
 
+# total_with_tax copied, renamed, reformatted and edited (a guard added, a comparison changed): a
+# near-miss (type-3) clone, which neither hash matches.
+NEAR_MISS = """\
+def order_total(lines, tax_rate):
+    if not lines:
+        return 0
+    total = 0
+    for line in lines:
+        if (line.price >= 0):
+            total += line.price * line.qty
+    return round_cents(total * (1 + tax_rate))
+"""
+
+
+async def test_find_duplicates_finds_an_edited_copy(indexed: tuple[Client, Path]) -> None:
+    client, _ = indexed
+    out = await call_ok(client, "find_duplicates", {"code": NEAR_MISS})
+    assert out["analysed_units"] == ["order_total"]
+    found = {d["name"]: d for d in out["duplicates"]}
+    original = found["total_with_tax"]
+    assert original["match_type"] == "similar" and 0.85 <= original["similarity"] < 1
+    assert original["file_path"] == "shop/billing.py" and "is similar" in original["recommendation"]
+    assert out["duplicates"][0]["name"] == "total_with_tax"  # the closest copy first
+    assert not {"retry_with_backoff", "round_cents", "render"} & set(found)
+    strict = await call_ok(client, "find_duplicates", {"code": NEAR_MISS, "threshold": 0.95})
+    assert "total_with_tax" not in {d["name"] for d in strict["duplicates"]}
+
+
 async def test_index_file_reports_counts_and_skips_unchanged(indexed: tuple[Client, Path]) -> None:
     client, repo = indexed
     out = await call_ok(client, "index_file", {"file_path": "shop/billing.py"})

@@ -1,15 +1,16 @@
 """code_search and find_duplicates over the indexed code units (seed 001 §4.2.2).
 
 code_search fuses dense similarity (the unit's summary) and BM25 over identifiers with
-reciprocal-rank fusion; a code snippet as query is parsed first, so it is compared the way units
-were indexed. find_duplicates reports exact copies (same body hash), renamed clones (same
-AST-normalised hash) and near clones (similarity at or above the threshold).
+reciprocal-rank fusion, the dense ranking weighted ``DENSE_WEIGHT``; a code snippet as query is
+parsed first, so it is compared the way units were indexed. Units sharing a file and qualified
+name (overloads) take one place in the results. find_duplicates reports exact copies (same body
+hash), renamed clones (same AST-normalised hash) and near clones (similarity at or above the
+threshold).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from indexer import CodeUnit, parse_source, supported_languages
 from memory_service.core import code_records as cr
@@ -17,19 +18,21 @@ from memory_service.core.index_schemas import (
     CodeHit,
     CodeSearchInput,
     CodeSearchOutput,
-    Duplicate,
     FindDuplicatesInput,
     FindDuplicatesOutput,
 )
 from memory_service.core.ports import PayloadFilter, ScoredPoint
 from memory_service.core.records import Stores
 from memory_service.core.sanitize import mask_secrets
+from memory_service.core.services.clones import DuplicateFinder
 from memory_service.core.services.index import unsupported_language
 
 RRF_K = 60
+# Questions are words: the summary (name words, signature, docstring) ranks them better than BM25
+# over identifiers does (bench/code_search_quality.py), so its ranking counts 1.5 times.
+DENSE_WEIGHT = 1.5
 _GUESS_ORDER = ("python", "typescript", "javascript", "go", "rust", "java", "cpp", "c")
 _CODE_HINTS = ("def ", "function ", "func ", "fn ", "class ", "=>", "{", "};", "):", "return ", "public ")
-_RANK = {"exact": 0, "renamed": 1, "similar": 2}
 
 
 class CodeSearch:
@@ -51,7 +54,7 @@ class CodeSearch:
         sparse_hits = self._sparse(sparse_query, pool, flt)
         if not dense_ok:
             warnings.append("embedding model unavailable: results come from lexical (BM25) search only")
-        fused = _rrf([dense_hits, sparse_hits])[: req.limit]
+        fused = _distinct(_rrf([dense_hits, sparse_hits], [DENSE_WEIGHT, 1.0]))[: req.limit]
         cosine = {h.id: h.score for h in dense_hits}
         top = max((score for _, score in fused), default=1.0) or 1.0
         results = []
@@ -72,40 +75,10 @@ class CodeSearch:
     # ------------------------------------------------------------------ find_duplicates
 
     def find_duplicates(self, req: FindDuplicatesInput) -> FindDuplicatesOutput:
+        """Exact, renamed and near-miss clones of the snippet's units (services.clones)."""
         language = self._language(req.language)
-        warnings = self._empty_index_warning()
-        units = _parse_snippet(req.code, language)[:5]
-        found: dict[str, Duplicate] = {}
-        flt_lang = {"language": language} if language else {}
-        for unit in units:
-            for match, field in (("exact", "body_hash"), ("renamed", "normalized_hash")):
-                flt = PayloadFilter(equals={field: getattr(unit, field), **flt_lang})
-                for name in cr.CODE_COLLECTIONS:
-                    points, _ = self._stores.vectors.scroll(name, flt, limit=req.limit * 2)
-                    for point in points:
-                        _keep(found, point.payload, 1.0, match, unit)
-        texts = [cr.dense_text(u) for u in units] or [req.code]
-        for i, text in enumerate(texts):
-            hits, ok = self._dense(text, req.limit * 2, PayloadFilter(equals=flt_lang) if flt_lang else None)
-            if not ok:
-                warnings.append("embedding model unavailable: only exact and renamed clones were checked")
-                break
-            for hit in hits:
-                if hit.score >= req.threshold:
-                    _keep(
-                        found,
-                        hit.payload,
-                        round(min(hit.score, 1.0), 4),
-                        "similar",
-                        units[i] if units else None,
-                    )
-        ordered = sorted(found.values(), key=lambda d: (_RANK[d.match_type], -d.similarity))[: req.limit]
-        return FindDuplicatesOutput(
-            duplicates=ordered,
-            has_duplicates=bool(ordered),
-            analysed_units=[u.qualified_name for u in units],
-            warnings=warnings,
-        )
+        units = _parse_snippet(req.code, language)
+        return DuplicateFinder(self._stores).find(req, language, units, self._empty_index_warning())
 
     # ------------------------------------------------------------------ helpers
 
@@ -172,14 +145,33 @@ def _parse_snippet(code: str, language: str | None) -> list[CodeUnit]:
     return best[2] if best else []
 
 
-def _rrf(rankings: list[list[ScoredPoint]]) -> list[tuple[ScoredPoint, float]]:
+def _rrf(
+    rankings: list[list[ScoredPoint]], weights: list[float] | None = None
+) -> list[tuple[ScoredPoint, float]]:
+    """Weighted reciprocal-rank fusion: the point at 0-based ``rank`` adds ``weight / (RRF_K + rank + 1)``."""
     scores: dict[str, float] = {}
     points: dict[str, ScoredPoint] = {}
-    for ranking in rankings:
+    for i, ranking in enumerate(rankings):
+        weight = 1.0 if weights is None else weights[i]
         for rank, point in enumerate(ranking):
-            scores[point.id] = scores.get(point.id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            scores[point.id] = scores.get(point.id, 0.0) + weight / (RRF_K + rank + 1)
             points.setdefault(point.id, point)
     return sorted(((points[i], s) for i, s in scores.items()), key=lambda item: -item[1])
+
+
+def _where(point: ScoredPoint) -> tuple[str, str]:
+    return str(point.payload.get("file_path", "")), str(point.payload.get("qualified_name", ""))
+
+
+def _distinct(fused: list[tuple[ScoredPoint, float]]) -> list[tuple[ScoredPoint, float]]:
+    """The best-ranked of the units sharing a file and qualified name (overloads, redefinitions)."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for point, score in fused:
+        if _where(point) not in seen:
+            seen.add(_where(point))
+            out.append((point, score))
+    return out
 
 
 def _hit(unit: CodeUnit, similarity: float, relevance: float) -> CodeHit:
@@ -196,42 +188,4 @@ def _hit(unit: CodeUnit, similarity: float, relevance: float) -> CodeHit:
         start_line=unit.start_line,
         end_line=unit.end_line,
         relevance_score=round(relevance, 4),
-    )
-
-
-def _keep(
-    found: dict[str, Duplicate], data: dict[str, Any], similarity: float, match: str, query: CodeUnit | None
-) -> None:
-    unit = cr.unit_from_payload(data)
-    current = found.get(unit.id)
-    if current is not None and (_RANK[current.match_type], -current.similarity) <= (
-        _RANK[match],
-        -similarity,
-    ):
-        return
-    found[unit.id] = Duplicate(
-        function_id=unit.id,
-        name=unit.qualified_name,
-        signature=mask_secrets(unit.signature),
-        file_path=unit.file_path,
-        start_line=unit.start_line,
-        end_line=unit.end_line,
-        similarity=similarity,
-        match_type=match,
-        recommendation=_recommend(match, unit, similarity, query),
-    )
-
-
-def _recommend(match: str, unit: CodeUnit, similarity: float, query: CodeUnit | None) -> str:
-    where = f"{unit.qualified_name} ({unit.file_path}:{unit.start_line})"
-    if match == "exact":
-        return f"Identical code already exists as {where}: reuse or import it instead of adding a copy."
-    if match == "renamed":
-        return (
-            f"{where} has the same structure with different names or constants: extract one shared "
-            "helper and call it from both places."
-        )
-    return (
-        f"{where} is similar ({similarity:.2f}): check whether it already does what you need before "
-        "writing a new one; if it almost does, extend it."
     )

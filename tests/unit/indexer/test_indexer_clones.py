@@ -37,8 +37,54 @@ def test_literals_comments_and_whitespace_do_not_change_the_normalized_hash() ->
     base = _one("def f(a):\n    return a + 1\n")
     variant = _one("def g(b):   # note\n    # why\n    return (b  +\n            2)\n")
     assert _one("def g(b):\n    return b + 'x'\n").normalized_hash == base.normalized_hash
-    assert variant.normalized_hash != base.normalized_hash  # the parentheses are structure
+    assert variant.normalized_hash == base.normalized_hash  # grouping parentheses are layout
     assert _one("def g(b):   # note\n    return b + 2\n").normalized_hash == base.normalized_hash
+
+
+def test_what_formatters_change_does_not_change_the_normalized_hash() -> None:
+    """``ast.unparse`` / black rewrites of the same code: parentheses, trailing commas, tuples."""
+    pairs = [
+        ("x = (a + 1)\n    return x", "x = a + 1\n    return x"),
+        ("return a, 1", "return (a, 1)"),
+        ("for (k, v) in a:\n        g(k)", "for k, v in a:\n        g(k)"),
+        ("g(x for x in a)", "g((x for x in a))"),
+        ("g(\n        a,\n        1,\n    )", "g(a, 1)"),
+        ("return [a, 1,]", "return [a, 1]"),
+        ("return a.b is None and not a.c", "return (a.b is None) and (not a.c)"),
+        ("return (a).b + f(a)[0]", "return a.b + f(a)[0]"),
+    ]
+    for left, right in pairs:
+        assert (
+            _one(f"def f(a):\n    {left}\n").normalized_hash
+            == _one(f"def f(a):\n    {right}\n").normalized_hash
+        ), (left, right)
+
+
+def test_parentheses_that_group_an_operand_stay_structure() -> None:
+    for left, right in [
+        ("return (a + 1) * 2", "return a + 1 * 2"),
+        ("return not (a or a)", "return not a or a"),
+        ("return (a, 1)[0]", "return a, 1[0]"),
+    ]:
+        assert (
+            _one(f"def f(a):\n    {left}\n").normalized_hash
+            != _one(f"def f(a):\n    {right}\n").normalized_hash
+        )
+
+
+def test_a_method_that_ends_its_class_hashes_like_the_same_function_elsewhere() -> None:
+    """The class's indentation block closes where its last method does: that closer is the class's."""
+    method = "    def last(self, a):\n        if a:\n            return a\n"
+    in_class = parse_source(
+        f"class C:\n    def first(self):\n        pass\n\n{method}".encode(), "python", "x"
+    )
+    alone = parse_source(f"class D:\n{method}\n    def after(self):\n        pass\n".encode(), "python", "x")
+    by_name = {u.qualified_name: u for u in [*in_class.units, *alone.units]}
+    assert by_name["C.last"].normalized_hash == by_name["D.last"].normalized_hash
+    nested = _one("def outer():\n    def inner(a):\n        return a\n")
+    assert nested.normalized_hash != _one("def inner(a):\n    return a\n").normalized_hash  # the outer
+    inner = parse_source(b"def outer():\n    def inner(a):\n        return a\n", "python", "x").units[1]
+    assert inner.normalized_hash == _one("def inner(a):\n    return a\n").normalized_hash
 
 
 def test_operators_and_python_block_structure_change_the_normalized_hash() -> None:
