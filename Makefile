@@ -8,7 +8,7 @@ BIN     = $(VENV)/bin
 install:  ## create .venv, install the service with its dev tools and the e2e tests' TypeScript MCP client
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev,server]"
+	$(BIN)/pip install --quiet -e ".[dev,server,bench]"
 	npm ci --prefix tests/e2e/ts --no-audit --no-fund --loglevel=error
 	mvn -q -B -f tests/servers/neo4j/pom.xml package
 
