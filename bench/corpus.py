@@ -8,7 +8,7 @@ embeddings, filters and ranking behave as they would on a real project's memory.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 SERVICES = [
@@ -223,3 +223,18 @@ def queries(n: int, seed: int = 11) -> list[str]:
         )
         for _ in range(n)
     ]
+
+
+def distinct_queries(n: int, source: Callable[[int], list[str]] | None = None) -> list[str]:
+    """The first ``n`` distinct questions of the generator (its draws are a stream:
+    ``queries(2 * k)`` starts with ``queries(k)``)."""
+    source = source or queries
+    found: dict[str, None] = {}
+    pool = n
+    while len(found) < n:
+        pool *= 2
+        more = dict.fromkeys(source(pool))
+        if len(more) == len(found):
+            raise ValueError(f"the generator has only {len(found)} distinct questions, not {n}")
+        found = more
+    return list(found)[:n]

@@ -117,9 +117,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    from memory_service.tools.profiles import tools_for
+    if len({p.strip() for p in settings.server.profile.split(",") if p.strip()}) > 1:
+        # Profiles that clash: say so now. (One profile cannot clash, and settings checked its
+        # name: a forwarder then never imports the tools, and stays small.)
+        from memory_service.tools.profiles import tools_for
 
-    tools_for(settings.server.profile, settings.server.tool_names)  # profiles that clash: say so now
+        tools_for(settings.server.profile, settings.server.tool_names)
     if args.command == "serve":
         from memory_service.transport.http import parse_bind, read_token
 

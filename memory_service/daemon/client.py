@@ -14,10 +14,10 @@ from typing import Any
 
 from memory_service import __version__
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError
-from memory_service.daemon.connection import GONE
 from memory_service.daemon.forwarder import DaemonLink, connect
 from memory_service.daemon.hello import HELLO_METHOD
 from memory_service.daemon.paths import DaemonPaths
+from memory_service.daemon.wire import GONE
 from memory_service.settings import Settings
 
 PROTOCOL = "2025-06-18"

@@ -17,11 +17,9 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 
-logger = logging.getLogger(__name__)
+from memory_service.daemon.wire import GONE, MAX_LINE
 
-MAX_LINE = 256 * 1024 * 1024  # one JSON-RPC message; imports carry whole files
-# The other end of a connection went away (shared by the daemon, the forwarder and memory-cli).
-GONE = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError)
+logger = logging.getLogger(__name__)
 
 
 async def serve_connection(

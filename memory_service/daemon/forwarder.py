@@ -37,9 +37,9 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from memory_service import __version__
 from memory_service.core.request_key import REQUEST_KEY_META
-from memory_service.daemon.connection import GONE, MAX_LINE
 from memory_service.daemon.hello import HELLO_METHOD, profile_line
 from memory_service.daemon.paths import DaemonPaths
+from memory_service.daemon.wire import GONE, MAX_LINE
 from memory_service.settings import Settings
 from memory_service.stores.owner_lock import read_owner
 

@@ -269,7 +269,8 @@ def test_retrieve_with_dense_returns_the_stored_vector(store: VectorStore) -> No
     assert none.dense is None and got.payload == {"k": 1}
     assert got.dense is not None and len(got.dense) == SPEC.dense_dim
     unit = np.asarray(vector) / np.linalg.norm(vector)  # cosine collections keep it normalised
-    assert np.allclose(got.dense, unit, atol=1e-6)
+    # qdrant-edge keeps new collections' vectors as float16 (error under 2**-11 on unit vectors)
+    assert np.allclose(got.dense, unit, atol=1e-3)
 
 
 def test_overwrite_payload_keeps_vectors(store: VectorStore) -> None:
