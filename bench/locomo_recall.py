@@ -2,20 +2,29 @@
 
     .venv/bin/python bench/locomo_recall.py                 # dev split, default ranking
     .venv/bin/python bench/locomo_recall.py --split test    # held-out split
+    .venv/bin/python bench/locomo_recall.py --keep-data /tmp/locomo   # embed once, reuse after
     .venv/bin/python bench/locomo_recall.py --split all --fusion dense   # plain dense baseline
+    .venv/bin/python bench/locomo_recall.py --weight time=0 --weight date=0 --weight speaker=0  # no cues
     .venv/bin/python bench/locomo_recall.py --context-turns 0 --thread-weight 0 --hops 2  # before threads
 
 Protocol (``../shared/data/README.md``): every turn of a conversation is stored as a ``session``
 memory (``"<speaker>: <text>"``, plus the shared photo's caption when there is one; the dia_id,
-session number and session date go in metadata, and ``session_id`` makes each LoCoMo session a
-thread, so turns are also indexed with the turns before them) with memory_bulk_add-sized batches through
-MemoryService; every question of categories 1-4 is a memory_search call (limit 10); a question is
-a hit at k when any of its evidence dia_ids is among the top k. Each conversation gets a fresh
-data directory, so questions only see their own conversation.
+session number, session date and speaker go in metadata, and ``session_id`` makes each LoCoMo
+session a thread, so turns are also indexed with the turns before them) with memory_bulk_add-sized
+batches through MemoryService, store-level dedupe off (a turn repeating an earlier one's words is
+still its own turn); every question of categories 1-4 is a memory_search call (limit 10); a
+question is a hit at k when any of its evidence dia_ids is among the top k. Each conversation gets
+a fresh data directory, so questions only see their own conversation.
 
 Split: the ten files sorted by name; the first five (26, 30, 41, 42, 43) are the dev split that
 ranking is tuned on, the last five (44, 47, 48, 49, 50) are held out and only reported.
 Latency is the in-process ``SearchService.search`` call (query embedding included), not MCP.
+
+``--keep-data DIR`` keeps each conversation's data directory under DIR (one per conversation and
+thread-context setting) with its memory id -> dia_id map, and later runs reuse it instead of
+embedding again: ranking settings can then be compared in seconds. A directory whose ingest did
+not finish (no map) is ingested again. Only the thread-context setting is in the key: after a
+change to what is stored or embedded (the model, BM25, the turn format), start from an empty DIR.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -40,6 +50,7 @@ from memory_service.settings import (
     EmbeddingSettings,
     MemorySettings,
     RankingSettings,
+    RankingWeights,
     Settings,
 )
 
@@ -82,28 +93,47 @@ def evidence_ids(qa: dict[str, Any]) -> set[str]:
 
 
 def run_conversation(
-    path: Path, ranking: RankingSettings, mode: str, memory: MemorySettings
+    path: Path, ranking: RankingSettings, mode: str, memory: MemorySettings, keep: Path | None = None
 ) -> list[dict[str, Any]]:
+    """Ingest one conversation into a fresh data directory and ask its questions.
+
+    With ``keep``, the data directory is kept under it (one per conversation and thread-context
+    setting, since context changes what is embedded) and reused by later runs: ranking changes
+    can then be measured without embedding the turns again."""
     data = json.loads(path.read_text())
     with tempfile.TemporaryDirectory() as tmp:
+        root = (
+            Path(tmp)
+            if keep is None
+            else keep / f"{path.stem}-ctx{memory.context_turns}x{memory.context_chars}"
+        )
+        ids_file = root / "ids.json"
         settings = Settings(
-            data_dir=Path(tmp) / "data",
-            project_root=Path(tmp),
+            data_dir=root / "data",
+            project_root=root,
             project="locomo",
             embedding=EmbeddingSettings(model_path=MODEL),
             ranking=ranking,
             memory=memory,
         )
+        if not ids_file.exists() and (root / "data").exists():
+            shutil.rmtree(root / "data")  # an ingest that did not finish
         services = open_services(settings, housekeeping=False)
         try:
             items = turns(data.get("conversation", data))
             by_id: dict[str, str] = {}
             started = time.perf_counter()
-            for i in range(0, len(items), BATCH):
-                batch = items[i : i + BATCH]
-                out = services.memory.bulk_add(MemoryBulkAddRequest(memories=batch))
-                assert not out.errors, out.errors
-                by_id.update(zip(out.memory_ids, (b["metadata"]["dia_id"] for b in batch), strict=True))
+            reused = ids_file.exists()
+            if reused:
+                by_id = json.loads(ids_file.read_text())
+            else:
+                for i in range(0, len(items), BATCH):
+                    batch = items[i : i + BATCH]
+                    out = services.memory.bulk_add(MemoryBulkAddRequest(memories=batch))
+                    assert not out.errors, out.errors
+                    by_id.update(zip(out.memory_ids, (b["metadata"]["dia_id"] for b in batch), strict=True))
+                if keep is not None:
+                    ids_file.write_text(json.dumps(by_id))
             ingest_s = time.perf_counter() - started
             rows = []
             for qa in data["qa"]:
@@ -119,7 +149,8 @@ def run_conversation(
                 rank = next((i for i, d in enumerate(dia, start=1) if d in wanted), None)
                 rows.append({"conv": path.stem, "category": qa["category"], "rank": rank, "ms": ms})
             print(
-                f"  {path.stem}: {len(items)} turns ingested in {ingest_s:.1f}s, {len(rows)} questions",
+                f"  {path.stem}: {len(items)} turns {'reused' if reused else 'ingested'}"
+                f" in {ingest_s:.1f}s, {len(rows)} questions",
                 flush=True,
             )
             return rows
@@ -164,6 +195,20 @@ def main() -> None:
     parser.add_argument("--hops", type=int, default=None, help="feedback rounds in auto mode")
     parser.add_argument("--context-turns", type=int, default=None, help="thread context (0 = off)")
     parser.add_argument("--thread-weight", type=float, default=None, help="weight of the thread component")
+    parser.add_argument(
+        "--weight",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override one weight of the profile (RankingWeights field, e.g. time=0); repeatable",
+    )
+    parser.add_argument(
+        "--keep-data",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="keep each conversation's data directory under DIR and reuse it (no re-embedding)",
+    )
     args = parser.parse_args()
     overrides: dict[str, Any] = {"profile": args.profile, "fusion": args.fusion}
     for name in ("rrf_k", "dense_weight", "sparse_weight", "prf_docs"):
@@ -171,11 +216,24 @@ def main() -> None:
             overrides[name] = getattr(args, name)
     if args.hops is not None:
         overrides["auto_hops"] = args.hops
+    weights: dict[str, float] = {}
     if args.thread_weight is not None:
-        profile = RANKING_PROFILES[args.profile]
-        overrides["weights"] = profile.model_copy(update={"thread": args.thread_weight})
+        weights["thread"] = args.thread_weight
+    for item in args.weight:
+        name, _, value = item.partition("=")
+        if name not in RankingWeights.model_fields:
+            parser.error(
+                f"--weight {item}: no weight '{name}' (one of {', '.join(RankingWeights.model_fields)})"
+            )
+        weights[name] = float(value)
+    if weights:
+        overrides["weights"] = RANKING_PROFILES[args.profile].model_copy(update=weights)
     ranking = RankingSettings(**overrides)
-    memory_overrides = {} if args.context_turns is None else {"context_turns": args.context_turns}
+    # Every turn is its own memory, even when its words repeat an earlier one ("John: Take care,
+    # bye!" twice in 47): store-level dedupe would drop the second turn and its dia_id.
+    memory_overrides: dict[str, Any] = {"dedupe": False}
+    if args.context_turns is not None:
+        memory_overrides["context_turns"] = args.context_turns
     memory = MemorySettings(**memory_overrides)
     print(
         f"LoCoMo recall, split={args.split}, mode={args.mode}, ranking={ranking.model_dump()}, "
@@ -184,7 +242,11 @@ def main() -> None:
     splits = ["dev", "test"] if args.split == "all" else [args.split]
     everything = []
     for split in splits:
-        rows = [r for p in conversation_files(split) for r in run_conversation(p, ranking, args.mode, memory)]
+        rows = [
+            r
+            for p in conversation_files(split)
+            for r in run_conversation(p, ranking, args.mode, memory, args.keep_data)
+        ]
         names = ",".join(p.stem for p in conversation_files(split))
         report(f"{split} split ({names})", rows)
         everything += rows

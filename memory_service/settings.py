@@ -103,18 +103,24 @@ class RankingWeights(BaseModel):
     # Support from the memory's thread (core.ranking.thread_support); 0.15 was tuned on LoCoMo's
     # dev split (R@5 +0.016 in the experiment, docs/search.md).
     thread: float = Field(0.15, ge=0)
+    # Query cues (core/cues.py), each null when it does not apply: a "when" question and a memory
+    # that states a time; a month or year the question names and the memory's date; the question
+    # naming the memory's speaker. Fitted on LoCoMo's dev split only (a listwise model over the
+    # components, then a grid of round values: R@5 0.756 -> 0.806 there; docs/search.md).
+    time: float = Field(0.2, ge=0)
+    date: float = Field(0.3, ge=0)
+    speaker: float = Field(0.3, ge=0)
 
 
+# Every weight 0: the exact formulas below name what they weigh, and a component added later
+# (the query cues, say) never leaks into them.
+_ZERO = dict.fromkeys(RankingWeights.model_fields, 0.0)
 # Named weight profiles. "seed004" is the formula of seed 004 (FR-024):
 # 0.4 x relevance + 0.3 x recency + 0.2 x scope proximity + 0.1 x citation count.
 RANKING_PROFILES: dict[str, RankingWeights] = {
     "default": RankingWeights(),
-    "seed004": RankingWeights(
-        base=0.4, semantic=0, recency=0.3, kind=0, scope=0.2, citations=0.1, utility=0, graph=0, thread=0
-    ),
-    "relevance": RankingWeights(
-        base=1.0, semantic=0, recency=0, kind=0, scope=0, citations=0, utility=0, graph=0, thread=0
-    ),
+    "seed004": RankingWeights(**{**_ZERO, "base": 0.4, "recency": 0.3, "scope": 0.2, "citations": 0.1}),
+    "relevance": RankingWeights(**{**_ZERO, "base": 1.0}),
 }
 
 

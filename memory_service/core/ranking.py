@@ -26,6 +26,9 @@ COMPONENTS = (
     "utility",
     "graph",
     "thread",
+    "time",
+    "date",
+    "speaker",
 )
 THREAD_SUPPORT_K = 2
 
@@ -179,6 +182,9 @@ def score(components: Mapping[str, float | None], weights: RankingWeights) -> Sc
         "utility": weights.utility,
         "graph": weights.graph,
         "thread": weights.thread,
+        "time": weights.time,
+        "date": weights.date,
+        "speaker": weights.speaker,
     }
     full: dict[str, float | None] = {}
     total = 0.0

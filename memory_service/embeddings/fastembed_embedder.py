@@ -26,6 +26,7 @@ import os
 import threading
 import time
 from array import array
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -58,6 +59,7 @@ MODEL_INPUT_CHARS = 256 * 32  # the model's 256 tokens, at up to 32 characters p
 # parallel). Measured on 2 cores: two 1-thread runs embed more texts per second than one 2-thread
 # run, and a 1-thread query embedding leaves a core to the searches it overlaps (ranker.py).
 RUN_THREADS = 1
+QUERY_MEMORY = 2048  # query vectors kept in process (1.5 KB each)
 MIN_PARALLEL_BATCH = 8  # fewer texts than this per run: one run (splitting costs more than it saves)
 
 
@@ -100,6 +102,8 @@ class FastEmbedder:
         self.load_seconds: float | None = None
         self.namespace = self._namespace()
         self._counts_lock = threading.Lock()
+        self._queries: OrderedDict[str, list[float]] = OrderedDict()  # LRU of query vectors
+        self._queries_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max(1, settings.threads), thread_name_prefix="embed")
         self._embedded = 0
         self._cache_hits = 0
@@ -237,15 +241,34 @@ class FastEmbedder:
         return self._model
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embed_documents([text])[0]
+        """A query's vector, remembered in this process only: the search path never waits on the
+        shared cache (a write there is a commit, fsync'd, behind any ingest holding it)."""
+        key = text_key(text)
+        with self._queries_lock:
+            vector = self._queries.get(key)
+            if vector is not None:
+                self._queries.move_to_end(key)
+        if vector is None:
+            vector = self._embed([text], keys=[key], shared=False)[0]
+            with self._queries_lock:
+                self._queries[key] = vector
+                while len(self._queries) > QUERY_MEMORY:
+                    self._queries.popitem(last=False)
+        else:
+            with self._counts_lock:
+                self._cache_hits += 1
+        return list(vector)
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors in input order; cached texts are not re-embedded, duplicates embedded once."""
+        return self._embed(texts, keys=[text_key(t) for t in texts], shared=True)
+
+    def _embed(self, texts: Sequence[str], *, keys: list[str], shared: bool) -> list[list[float]]:
+        """Embed what the shared cache (when ``shared``) does not hold, and keep it there."""
         if not texts:
             return []
         model = self._require_model()
-        keys = [text_key(t) for t in texts]
-        known = self._cache_get(keys)
+        known = self._cache_get(keys) if shared else {}
         todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in known}
         # Only the first max_length tokens (256) reach the model, but the tokenizer splits the whole
         # text first: 100 pasted 100 KB blobs took 14 s. No real text needs 32 characters per
@@ -260,7 +283,8 @@ class FastEmbedder:
             else [_embed_batch(model, b) for b in batches]
         )
         for fresh in runs:
-            self._cache_set(fresh)
+            if shared:
+                self._cache_set(fresh)
             known.update(fresh)
         with self._counts_lock:
             self._embedded += len(pending)

@@ -102,11 +102,25 @@ def test_similar_sentences_are_closer_than_unrelated(embedder: FastEmbedder) -> 
 
 def test_repeat_is_a_cache_hit(embedder: FastEmbedder, cache: LocalCache) -> None:
     text = "cache me: the outbox drains into the graph"
-    first = embedder.embed_query(text)
+    first = embedder.embed_documents([text])[0]
     before = cache.stats()["hits"]
-    assert embedder.embed_query(text) == first
+    assert embedder.embed_documents([text])[0] == first
     assert cache.stats()["hits"] == before + 1
     assert cache.get(embedder.namespace, text_key(text)) is not None
+
+
+def test_queries_are_remembered_in_process_not_in_the_shared_cache(
+    embedder: FastEmbedder, cache: LocalCache
+) -> None:
+    """The search path never writes the shared cache (a commit, fsync'd, maybe behind an ingest)."""
+    text = "which queue feeds the graph?"
+    before = cache.stats()
+    first = embedder.embed_query(text)
+    assert embedder.embed_query(text) == first
+    assert cache.get(embedder.namespace, text_key(text)) is None
+    assert cache.stats()["hits"] == before["hits"]
+    assert embedder.health().extra["cache_hits"] >= 1
+    assert np.allclose(first, embedder.embed_documents([text])[0], atol=1e-6)
 
 
 def test_order_preserved_with_mixed_hits_misses_and_duplicates(embedder: FastEmbedder) -> None:

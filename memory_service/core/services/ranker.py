@@ -4,7 +4,8 @@ Candidates come from dense (MiniLM cosine) and sparse (BM25) search, each over t
 vectors and over their thread-context vectors (:mod:`.threads`), optionally a fuzzy-corrected
 second lexical query and one hop of graph expansion; reciprocal-rank fusion gives the ``base``
 relevance; then :func:`memory_service.core.ranking.score` adds recency, kind, scope, citation,
-utility, graph and thread components with the weights from settings. memory_search and memory_explain
+utility, graph and thread components and the query cues (:mod:`memory_service.core.cues`: time,
+date, speaker) with the weights from settings. memory_search and memory_explain
 both call :meth:`Ranker.rank` and :meth:`Ranker.score_records`, so their numbers are identical.
 
 Utility is contextual (seed 002 votes are per memory and problem): a read's problem context is the
@@ -19,10 +20,12 @@ them on their anchor's ``linked``; :func:`attach_links` puts them after their an
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from memory_service.core import ranking
+from memory_service.core.cues import QueryCues
 from memory_service.core.models import MemoryRecord, Scope, utcnow
 from memory_service.core.ports import GraphEdge, PayloadFilter, ScoredPoint
 from memory_service.core.records import MEMORIES, THREAD_FIELD, Stores, from_payload, thread_of
@@ -41,6 +44,9 @@ from memory_service.core.ttl import is_expired
 from memory_service.settings import RankingSettings
 
 MODEL_WAIT_SECONDS = 30.0
+# Query embeddings, off the searching thread (one at a time per worker; ONNX Runtime runs them
+# without the GIL). Two workers: two sessions' queries embed at once, as they did inline.
+_EMBEDDER_THREAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embed")
 
 
 @dataclass
@@ -120,20 +126,26 @@ class Ranker:
         weights["context_sparse"] = weights["sparse"] * self._settings.context_weight
         vectors = self._stores.vectors
         context = self._settings.context_weight > 0 and vectors.has_context(MEMORIES)
-        if plan.dense:
-            vector = self._stores.embedder.embed_query(query)
+        # The query is embedded on another thread (the model runs without the GIL) while the
+        # lexical searches run here: the two costs overlap instead of adding up.
+        embedding = _EMBEDDER_THREAD.submit(self._stores.embedder.embed_query, query) if plan.dense else None
+        if plan.sparse:
+            encoded = self._stores.sparse.encode_query(query)
+            sparse_hits = vectors.search_sparse(MEMORIES, encoded, plan.pool, flt)
+            sparse_context = (
+                vectors.search_sparse(MEMORIES, encoded, plan.pool, flt, context=True) if context else []
+            )
+        if embedding is not None:
+            vector = embedding.result()
             hits = vectors.search_dense(MEMORIES, vector, plan.pool, flt)
             rankings["dense"] = self._collect(found, hits, "dense")
             if context:
                 in_context = vectors.search_dense(MEMORIES, vector, plan.pool, flt, context=True)
                 self._context_view(found, rankings, "context_dense", hits, in_context, plan.pool)
         if plan.sparse:
-            encoded = self._stores.sparse.encode_query(query)
-            sparse_hits = vectors.search_sparse(MEMORIES, encoded, plan.pool, flt)
             rankings["sparse"] = self._collect(found, sparse_hits, "sparse")
             if context:
-                in_context = vectors.search_sparse(MEMORIES, encoded, plan.pool, flt, context=True)
-                self._context_view(found, rankings, "context_sparse", sparse_hits, in_context, plan.pool)
+                self._context_view(found, rankings, "context_sparse", sparse_hits, sparse_context, plan.pool)
         if plan.fuzzy:
             vocabulary = [t for c in found.values() for t in ranking.terms(c.record.embedding_text())]
             corrected = fuzzy_terms(ranking.terms(query), vocabulary)
@@ -178,15 +190,16 @@ class Ranker:
         """Fill ``score`` of each candidate (reads the graph and the vote store, one batch each);
         utility counts the votes cast for ``problem`` (ranking.contextual_utility). Returns the
         other components and the votes, by id, so that a caller can re-score for another problem."""
-        parts = self._components(candidates, bases, route)
+        parts = self._components(query, candidates, bases, route)
         votes = utility_votes(self._stores.votes, [c.record.id for c in candidates])
         _total(candidates, parts, votes, problem, self._settings)
         return parts, votes
 
     def _components(
-        self, candidates: Sequence[Candidate], bases: dict[str, float | None], route: Route
+        self, query: str | None, candidates: Sequence[Candidate], bases: dict[str, float | None], route: Route
     ) -> dict[str, dict[str, float | None]]:
         """Every component but utility (which depends on the read's problem context), by id."""
+        cues = QueryCues.of(query)
         ids = [c.record.id for c in candidates]
         graph = self._signals.load(ids)
         now = utcnow()
@@ -215,6 +228,7 @@ class Ranker:
                 "thread": None
                 if (thread := thread_by_id[rec.id]) is None
                 else ranking.thread_support([b for cid, b in threads.get(thread, ()) if cid != rec.id]),
+                **cues.components(rec.content, rec.metadata, rec.created_at),
             }
             parts[rec.id] = components
         return parts
