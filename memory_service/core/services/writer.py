@@ -82,6 +82,10 @@ class RecordWriter:
         self._threads = threads
         self._unsettled: set[str] = set()  # journal entries a failed write left (retried on drain)
         self._unsettled_lock = threading.Lock()
+        # Set while records stored without dense vectors may exist (embedding_refresh.py looks
+        # for them only then): at start, and after any write without a model.
+        self.pending = threading.Event()
+        self.pending.set()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]] | None:
         """Dense vectors for texts, or None when no model is usable (records then go lexical-only)."""
@@ -164,6 +168,8 @@ class RecordWriter:
                     self._unsettled.add(entry)
             raise
         crash_point("write.committed")
+        if any(r.embedding_pending for r in records):
+            self.pending.set()  # once stored: a refresher looking before then would miss them
         self._bump_generation()
         self.drain_quietly()
         return None
