@@ -142,8 +142,8 @@ class RankingSettings(BaseModel):
     dense_weight: float = Field(1.0, ge=0)
     sparse_weight: float = Field(1.3, ge=0)
     # Candidates fetched per source: max(limit x factor, min_candidates).
-    candidate_factor: int = Field(5, ge=1)
-    min_candidates: int = Field(50, ge=1)
+    candidate_factor: int = Field(3, ge=1)
+    min_candidates: int = Field(30, ge=1)
     # Feedback round ("semantic hops"): re-search from the top prf_docs hits (0 = off), adding
     # prf_terms of their terms to the lexical query; the new lists weigh prf_weight in the fusion.
     prf_docs: int = Field(1, ge=0, le=10)
