@@ -125,8 +125,10 @@ class VectorStore(Protocol):
         flt: PayloadFilter | None = None,
         *,
         context: bool = False,
+        payload: bool = True,
     ) -> list[ScoredPoint]:
-        """Nearest by cosine; ``context`` searches the context vectors (empty when there are none)."""
+        """Nearest by cosine; ``context`` searches the context vectors (empty when there are none);
+        without ``payload`` the hits carry ``{}`` (read them by id: cheaper for many lists)."""
         ...
 
     def search_sparse(
@@ -137,6 +139,7 @@ class VectorStore(Protocol):
         flt: PayloadFilter | None = None,
         *,
         context: bool = False,
+        payload: bool = True,
     ) -> list[ScoredPoint]: ...
 
     def has_context(self, collection: str) -> bool:

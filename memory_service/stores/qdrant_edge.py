@@ -325,6 +325,7 @@ class EdgeVectorStore:
         limit: int,
         flt: PayloadFilter | None,
         check: Sequence[float] | None = None,
+        payload: bool = True,
     ) -> list[ScoredPoint]:
         if limit <= 0:
             return []
@@ -332,7 +333,7 @@ class EdgeVectorStore:
             if check is not None:
                 self._check_dim(coll, check)
             hits = coll.shard.query(
-                qe.QueryRequest(limit=limit, query=query, filter=to_filter(flt), with_payload=True)
+                qe.QueryRequest(limit=limit, query=query, filter=to_filter(flt), with_payload=payload)
             )
         return [ScoredPoint(str(h.id), float(h.score), h.payload or {}) for h in hits]
 
@@ -344,12 +345,13 @@ class EdgeVectorStore:
         flt: PayloadFilter | None = None,
         *,
         context: bool = False,
+        payload: bool = True,
     ) -> list[ScoredPoint]:
         if context and not self.has_context(collection):
             return []
         query = qe.Query.Nearest([float(x) for x in vector], using=DENSE)
         name = _context_name(collection) if context else collection
-        return self._query(name, query, limit, flt, check=vector)
+        return self._query(name, query, limit, flt, check=vector, payload=payload)
 
     def search_sparse(
         self,
@@ -359,13 +361,14 @@ class EdgeVectorStore:
         flt: PayloadFilter | None = None,
         *,
         context: bool = False,
+        payload: bool = True,
     ) -> list[ScoredPoint]:
         """BM25: documents carry term frequencies, the IDF modifier weights them at query time."""
         if not vector.indices or (context and not self.has_context(collection)):
             return []
         sparse = qe.SparseVector([int(i) for i in vector.indices], [float(v) for v in vector.values])
         name = _context_name(collection) if context else collection
-        return self._query(name, qe.Query.Nearest(sparse, using=SPARSE), limit, flt)
+        return self._query(name, qe.Query.Nearest(sparse, using=SPARSE), limit, flt, payload=payload)
 
     def scroll(
         self, collection: str, flt: PayloadFilter | None = None, limit: int = 256, offset: str | None = None

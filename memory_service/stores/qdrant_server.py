@@ -221,12 +221,13 @@ class QdrantServerVectorStore:
         flt: PayloadFilter | None = None,
         *,
         context: bool = False,
+        payload: bool = True,
     ) -> list[ScoredPoint]:
         if context and not self.has_context(collection):
             return []
         name = collection + CONTEXT_SUFFIX if context else collection
         colls.check_dim(self._spec(name), vector)
-        return self._query(name, [float(x) for x in vector], DENSE, limit, flt)
+        return self._query(name, [float(x) for x in vector], DENSE, limit, flt, payload)
 
     def search_sparse(
         self,
@@ -236,22 +237,28 @@ class QdrantServerVectorStore:
         flt: PayloadFilter | None = None,
         *,
         context: bool = False,
+        payload: bool = True,
     ) -> list[ScoredPoint]:
         """BM25: documents carry term frequencies, the IDF modifier weights them at query time."""
         if not vector.indices or (context and not self.has_context(collection)):
             return []
         name = collection + CONTEXT_SUFFIX if context else collection
         self._spec(name)
-        return self._query(name, _sparse(vector), SPARSE, limit, flt)
+        return self._query(name, _sparse(vector), SPARSE, limit, flt, payload)
 
     def _query(
-        self, name: str, query: Any, using: str, limit: int, flt: PayloadFilter | None
+        self, name: str, query: Any, using: str, limit: int, flt: PayloadFilter | None, payload: bool = True
     ) -> list[ScoredPoint]:
         if limit <= 0:
             return []
         with self._call("search", name) as client:
             hits = client.query_points(
-                self._prefix + name, query=query, using=using, limit=limit, query_filter=to_filter(flt)
+                self._prefix + name,
+                query=query,
+                using=using,
+                limit=limit,
+                query_filter=to_filter(flt),
+                with_payload=payload,
             ).points
         return [ScoredPoint(str(h.id), float(h.score), h.payload or {}) for h in hits]
 

@@ -129,19 +129,33 @@ class Ranker:
         # The query is embedded on another thread (the model runs without the GIL) while the
         # lexical searches run here: the two costs overlap instead of adding up.
         embedding = _EMBEDDER_THREAD.submit(self._stores.embedder.embed_query, query) if plan.dense else None
+        # Hits come without payloads; the union's payloads are then read in one call (a payload
+        # carried by a search hit cost several times one read by id, and the lists overlap).
+        dense_hits: list[ScoredPoint] = []
+        dense_context: list[ScoredPoint] = []
+        sparse_hits: list[ScoredPoint] = []
+        sparse_context: list[ScoredPoint] = []
         if plan.sparse:
             encoded = self._stores.sparse.encode_query(query)
-            sparse_hits = vectors.search_sparse(MEMORIES, encoded, plan.pool, flt)
-            sparse_context = (
-                vectors.search_sparse(MEMORIES, encoded, plan.pool, flt, context=True) if context else []
-            )
+            sparse_hits = vectors.search_sparse(MEMORIES, encoded, plan.pool, flt, payload=False)
+            if context:
+                sparse_context = vectors.search_sparse(
+                    MEMORIES, encoded, plan.pool, flt, context=True, payload=False
+                )
         if embedding is not None:
             vector = embedding.result()
-            hits = vectors.search_dense(MEMORIES, vector, plan.pool, flt)
-            rankings["dense"] = self._collect(found, hits, "dense")
+            dense_hits = vectors.search_dense(MEMORIES, vector, plan.pool, flt, payload=False)
             if context:
-                in_context = vectors.search_dense(MEMORIES, vector, plan.pool, flt, context=True)
-                self._context_view(found, rankings, "context_dense", hits, in_context, plan.pool)
+                dense_context = vectors.search_dense(
+                    MEMORIES, vector, plan.pool, flt, context=True, payload=False
+                )
+        dense_hits, dense_context, sparse_hits, sparse_context = self._with_payloads(
+            [dense_hits, dense_context, sparse_hits, sparse_context]
+        )
+        if embedding is not None:
+            rankings["dense"] = self._collect(found, dense_hits, "dense")
+            if context:
+                self._context_view(found, rankings, "context_dense", dense_hits, dense_context, plan.pool)
         if plan.sparse:
             rankings["sparse"] = self._collect(found, sparse_hits, "sparse")
             if context:
@@ -284,6 +298,15 @@ class Ranker:
             )
             weights[f"dense_hop{hop}"] = weights.get("dense", 1.0) * self._settings.prf_weight
         return ranking.rrf_fuse(rankings, weights, self._settings.rrf_k)
+
+    def _with_payloads(self, lists: list[list[ScoredPoint]]) -> list[list[ScoredPoint]]:
+        """The lists with each hit's memory payload, read once per memory; a hit whose memory is
+        gone (a context pair outliving it) is left out."""
+        ids = list(dict.fromkeys(h.id for hits in lists for h in hits))
+        payloads = {p.id: p.payload for p in self._stores.vectors.retrieve(MEMORIES, ids)} if ids else {}
+        return [
+            [ScoredPoint(h.id, h.score, payloads[h.id]) for h in hits if h.id in payloads] for hits in lists
+        ]
 
     def _context_view(
         self,
