@@ -117,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    if len({p.strip() for p in settings.server.profile.split(",") if p.strip()}) > 1:
+    from memory_service.settings import split_profiles
+
+    if len(split_profiles(settings.server.profile)) > 1:
         # Profiles that clash: say so now. (One profile cannot clash, and settings checked its
         # name: a forwarder then never imports the tools, and stays small.)
         from memory_service.tools.profiles import tools_for

@@ -177,6 +177,11 @@ class IndexerSettings(BaseModel):
 PROFILE_NAMES = ("default", "cortex-find-store", "cortex-os", "memory-interface-v1")
 
 
+def split_profiles(value: str) -> list[str]:
+    """The profiles a comma-separated setting names, in order, without repeats or blanks."""
+    return list(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+
+
 class ServerSettings(BaseModel):
     name: str = "memory-service"
     max_response_tokens: int = Field(50_000, ge=1_000)
@@ -204,14 +209,14 @@ class ServerSettings(BaseModel):
     @field_validator("profile")
     @classmethod
     def _known_profiles(cls, value: str) -> str:
-        names = [part.strip() for part in value.split(",") if part.strip()]
+        names = split_profiles(value)
         unknown = [n for n in names if n not in PROFILE_NAMES]
         if not names or unknown:
             raise ValueError(
                 f"unknown tool profile {', '.join(map(repr, unknown)) or repr(value)}: use one of "
                 f"{', '.join(PROFILE_NAMES)}, or several separated by commas"
             )
-        return ",".join(dict.fromkeys(names))
+        return ",".join(names)
 
 
 class DaemonSettings(BaseModel):

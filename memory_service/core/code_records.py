@@ -98,6 +98,11 @@ def payload(unit: CodeUnit, project: str | None) -> dict[str, Any]:
     return data
 
 
+def location(data: dict[str, Any]) -> tuple[str, str]:
+    """A unit's place, from its payload: (file path, qualified name)."""
+    return str(data.get("file_path", "")), str(data.get("qualified_name", ""))
+
+
 def shingles_of(data: dict[str, Any]) -> Shingles | None:
     """The clone shingles stored with a unit; None when it was indexed without them (or with an
     older layout): such an index needs ``reindex`` with scope ``full`` for near-miss clones."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from memory_service.core.errors import ValidationError
+from memory_service.settings import split_profiles
 from memory_service.tools import ALL_TOOLS
 from memory_service.tools.cortex_os import CORTEX_OS_TOOLS
 from memory_service.tools.find_store import FIND_STORE_TOOLS
@@ -36,7 +37,7 @@ DEFAULT_PROFILE = "default"
 def profile_names(profile: str) -> list[str]:
     """The profiles a setting names, in order, without repeats; CFG_PROFILE for an unknown one
     (settings check them too: this is for a profile that came another way, e.g. a forwarder)."""
-    names = list(dict.fromkeys(part.strip() for part in profile.split(",") if part.strip()))
+    names = split_profiles(profile)
     unknown = [n for n in names if n not in PROFILES]
     if not names or unknown:
         raise ValidationError(

@@ -176,14 +176,12 @@ def fold_nested(matches: list[_Match]) -> list[_Match]:
     class, a nested function of a matching function): the outer match already covers it."""
     kept: list[_Match] = []
     for m in matches:
-        path, name = _where(m.data)
-        if not any(_where(k.data)[0] == path and name.startswith(_where(k.data)[1] + ".") for k in kept):
+        path, name = cr.location(m.data)
+        if not any(
+            cr.location(k.data)[0] == path and name.startswith(cr.location(k.data)[1] + ".") for k in kept
+        ):
             kept.append(m)
     return kept
-
-
-def _where(data: dict[str, Any]) -> tuple[str, str]:
-    return str(data.get("file_path", "")), str(data.get("qualified_name", ""))
 
 
 def _order(m: _Match) -> tuple[int, float, str, int]:

@@ -159,17 +159,14 @@ def _rrf(
     return sorted(((points[i], s) for i, s in scores.items()), key=lambda item: -item[1])
 
 
-def _where(point: ScoredPoint) -> tuple[str, str]:
-    return str(point.payload.get("file_path", "")), str(point.payload.get("qualified_name", ""))
-
-
 def _distinct(fused: list[tuple[ScoredPoint, float]]) -> list[tuple[ScoredPoint, float]]:
     """The best-ranked of the units sharing a file and qualified name (overloads, redefinitions)."""
     seen: set[tuple[str, str]] = set()
     out = []
     for point, score in fused:
-        if _where(point) not in seen:
-            seen.add(_where(point))
+        where = cr.location(point.payload)
+        if where not in seen:
+            seen.add(where)
             out.append((point, score))
     return out
 

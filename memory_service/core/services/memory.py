@@ -227,14 +227,8 @@ class MemoryService:
         facets = {facet("dedupe", k): k for k in keys}
         if not facets:
             return {}
-        flt = PayloadFilter(
-            equals={"status": MemoryStatus.ACTIVE.value},
-            any_of={FACETS: list(facets)},
-            ranges={EXPIRES_FIELD: (utcnow().timestamp(), None)},
-            not_equals={"superseded": "true"},
-        )
         # At most one holder per key (writes of a key are serialised), plus an own half-written one.
-        points, _ = self._stores.vectors.scroll(MEMORIES, flt, limit=2 * len(facets) + 8)
+        points, _ = self._stores.vectors.scroll(MEMORIES, _holding(list(facets)), limit=2 * len(facets) + 8)
         found: dict[str, str] = {}
         for point in points:
             if point.id in besides:
@@ -246,12 +240,7 @@ class MemoryService:
 
     def holder_of(self, key: str, *, besides: str | None = None) -> MemoryRecord | None:
         """The active, unexpired, current memory holding a dedupe key (core/dedupe.py), if any."""
-        flt = PayloadFilter(  # a superseded fact no longer holds: stating it again is a new fact
-            equals={"status": MemoryStatus.ACTIVE.value, FACETS: facet("dedupe", key)},
-            ranges={EXPIRES_FIELD: (utcnow().timestamp(), None)},
-            not_equals={"superseded": "true"},
-        )
-        points, _ = self._stores.vectors.scroll(MEMORIES, flt, limit=2)
+        points, _ = self._stores.vectors.scroll(MEMORIES, _holding([facet("dedupe", key)]), limit=2)
         return next((from_payload(p.payload) for p in points if p.id != besides), None)
 
     def update(self, data: MemoryUpdateInput) -> MemoryUpdateOutput:
@@ -545,3 +534,14 @@ def _edge_view(edge: GraphEdge, me: str) -> dict[str, Any]:
 def _bulk_error(index: int, exc: MemoryServiceError) -> BulkError:
     text = f"{exc.message}. {exc.suggestion}" if exc.suggestion else exc.message
     return BulkError(index=index, error=text, code=exc.code, details=exc.details)
+
+
+def _holding(dedupe_facets: list[str]) -> PayloadFilter:
+    """Active, unexpired, current memories holding one of these dedupe facets (a superseded fact
+    no longer holds its key: stating it again is a new fact)."""
+    return PayloadFilter(
+        equals={"status": MemoryStatus.ACTIVE.value},
+        any_of={FACETS: dedupe_facets},
+        ranges={EXPIRES_FIELD: (utcnow().timestamp(), None)},
+        not_equals={"superseded": "true"},
+    )
