@@ -193,6 +193,9 @@ def main() -> None:
     parser.add_argument("--sparse-weight", type=float, default=None)
     parser.add_argument("--min-candidates", type=int, default=None, help="candidates per source")
     parser.add_argument("--candidate-factor", type=int, default=None, help="candidates per result")
+    parser.add_argument(
+        "--rescore-factor", type=float, default=None, help="memories re-scored, per candidate per source"
+    )
     parser.add_argument("--prf-docs", type=int, default=None, help="feedback-round seeds (0 = no hops)")
     parser.add_argument("--hops", type=int, default=None, help="feedback rounds in auto mode")
     parser.add_argument("--context-turns", type=int, default=None, help="thread context (0 = off)")
@@ -213,7 +216,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     overrides: dict[str, Any] = {"profile": args.profile, "fusion": args.fusion}
-    for name in ("rrf_k", "dense_weight", "sparse_weight", "prf_docs", "min_candidates", "candidate_factor"):
+    names = ("rrf_k", "dense_weight", "sparse_weight", "prf_docs", "min_candidates", "candidate_factor")
+    for name in (*names, "rescore_factor"):
         if getattr(args, name) is not None:
             overrides[name] = getattr(args, name)
     if args.hops is not None:

@@ -144,6 +144,9 @@ class RankingSettings(BaseModel):
     # Candidates fetched per source: max(limit x factor, min_candidates).
     candidate_factor: int = Field(3, ge=1)
     min_candidates: int = Field(30, ge=1)
+    # The sources are fused by id first; only the best pool x rescore_factor memories of the fusion
+    # are read and re-scored (reading payloads is most of a search's cost at 100k memories).
+    rescore_factor: float = Field(1.5, ge=0.1)
     # Feedback round ("semantic hops"): re-search from the top prf_docs hits (0 = off), adding
     # prf_terms of their terms to the lexical query; the new lists weigh prf_weight in the fusion.
     prf_docs: int = Field(1, ge=0, le=10)

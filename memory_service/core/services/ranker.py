@@ -28,7 +28,7 @@ from memory_service.core import ranking
 from memory_service.core.cues import QueryCues
 from memory_service.core.models import MemoryRecord, Scope, utcnow
 from memory_service.core.ports import GraphEdge, PayloadFilter, ScoredPoint
-from memory_service.core.records import MEMORIES, THREAD_FIELD, Stores, from_payload, thread_of
+from memory_service.core.records import MEMORIES, Stores, from_payload, thread_of
 from memory_service.core.routing import GENERAL, Route
 from memory_service.core.scopes import CallerScope, fixed
 from memory_service.core.services.signals import (
@@ -44,6 +44,9 @@ from memory_service.core.ttl import is_expired
 from memory_service.settings import RankingSettings
 
 MODEL_WAIT_SECONDS = 30.0
+# The first-round lists, in the order their ranks are noted (a memory found only in context reports
+# its context cosine as similarity: the dense list goes first).
+SOURCES = ("dense", "context_dense", "sparse", "context_sparse")
 # Query embeddings, off the searching thread (one at a time per worker; ONNX Runtime runs them
 # without the GIL). Two workers: two sessions' queries embed at once, as they did inline.
 _EMBEDDER_THREAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embed")
@@ -129,37 +132,32 @@ class Ranker:
         # The query is embedded on another thread (the model runs without the GIL) while the
         # lexical searches run here: the two costs overlap instead of adding up.
         embedding = _EMBEDDER_THREAD.submit(self._stores.embedder.embed_query, query) if plan.dense else None
-        # Hits come without payloads; the union's payloads are then read in one call (a payload
-        # carried by a search hit cost several times one read by id, and the lists overlap).
-        dense_hits: list[ScoredPoint] = []
-        dense_context: list[ScoredPoint] = []
-        sparse_hits: list[ScoredPoint] = []
-        sparse_context: list[ScoredPoint] = []
+        # The lists come without payloads and are fused by id first; only the head of the fusion is
+        # read and re-scored (reading a payload is most of a search's cost at 100k memories).
+        lists: dict[str, list[ScoredPoint]] = {}
         if plan.sparse:
             encoded = self._stores.sparse.encode_query(query)
-            sparse_hits = vectors.search_sparse(MEMORIES, encoded, plan.pool, flt, payload=False)
+            lists["sparse"] = vectors.search_sparse(MEMORIES, encoded, plan.pool, flt, payload=False)
             if context:
-                sparse_context = vectors.search_sparse(
+                lists["context_sparse"] = vectors.search_sparse(
                     MEMORIES, encoded, plan.pool, flt, context=True, payload=False
                 )
         if embedding is not None:
             vector = embedding.result()
-            dense_hits = vectors.search_dense(MEMORIES, vector, plan.pool, flt, payload=False)
+            lists["dense"] = vectors.search_dense(MEMORIES, vector, plan.pool, flt, payload=False)
             if context:
-                dense_context = vectors.search_dense(
+                lists["context_dense"] = vectors.search_dense(
                     MEMORIES, vector, plan.pool, flt, context=True, payload=False
                 )
-        dense_hits, dense_context, sparse_hits, sparse_context = self._with_payloads(
-            [dense_hits, dense_context, sparse_hits, sparse_context]
-        )
-        if embedding is not None:
-            rankings["dense"] = self._collect(found, dense_hits, "dense")
-            if context:
-                self._context_view(found, rankings, "context_dense", dense_hits, dense_context, plan.pool)
-        if plan.sparse:
-            rankings["sparse"] = self._collect(found, sparse_hits, "sparse")
-            if context:
-                self._context_view(found, rankings, "context_sparse", sparse_hits, sparse_context, plan.pool)
+        if context:
+            self._context_views(lists, plan.pool)
+        ordered = {source: _by_score(hits) for source in SOURCES if (hits := lists.get(source))}
+        rankings.update((source, [h.id for h in hits]) for source, hits in ordered.items())
+        head = ranking.rrf_fuse(rankings, self._fusion_weights(weights, rankings), self._settings.rrf_k)
+        for record in self._read_head(head, self._rescored(plan)):
+            found[record.id] = Candidate(record=record)
+        for source, hits in ordered.items():
+            _note(found, hits, source)
         if plan.fuzzy:
             vocabulary = [t for c in found.values() for t in ranking.terms(c.record.embedding_text())]
             corrected = fuzzy_terms(ranking.terms(query), vocabulary)
@@ -169,9 +167,7 @@ class Ranker:
                     found, vectors.search_sparse(MEMORIES, encoded, plan.pool, flt), "fuzzy"
                 )
                 weights["fuzzy"] = weights["sparse"] * 0.5
-        if self._settings.fusion != "rrf":  # single-source profiles (bench baselines)
-            keep = "dense" if self._settings.fusion == "dense" and "dense" in rankings else "sparse"
-            weights = {keep: 1.0}
+        weights = self._fusion_weights(weights, rankings)
         base = ranking.rrf_fuse(rankings, weights, self._settings.rrf_k)
         seeds: set[str] = set()  # each hop starts from hits no earlier hop started from
         hops = plan.hops if self._settings.prf_docs and self._settings.fusion == "rrf" else 0
@@ -275,7 +271,7 @@ class Ranker:
         query plus the best hit's text (dense) find memories that answer the question in words the
         question does not use. The new lists join the fusion at ``prf_weight``.
         """
-        fresh = [i for i in sorted(base, key=lambda i: (-base[i], i)) if i not in seeds]
+        fresh = [i for i in sorted(base, key=lambda i: (-base[i], i)) if i not in seeds and i in found]
         top = fresh[: self._settings.prf_docs]
         if not top:
             return base
@@ -299,53 +295,61 @@ class Ranker:
             weights[f"dense_hop{hop}"] = weights.get("dense", 1.0) * self._settings.prf_weight
         return ranking.rrf_fuse(rankings, weights, self._settings.rrf_k)
 
-    def _with_payloads(self, lists: list[list[ScoredPoint]]) -> list[list[ScoredPoint]]:
-        """The lists with each hit's memory payload, read once per memory; a hit whose memory is
-        gone (a context pair outliving it) is left out."""
-        ids = list(dict.fromkeys(h.id for hits in lists for h in hits))
-        payloads = {p.id: p.payload for p in self._stores.vectors.retrieve(MEMORIES, ids)} if ids else {}
-        return [
-            [ScoredPoint(h.id, h.score, payloads[h.id]) for h in hits if h.id in payloads] for hits in lists
-        ]
+    def _fusion_weights(
+        self, weights: dict[str, float], rankings: Mapping[str, list[str]]
+    ) -> dict[str, float]:
+        """The weights the fusion uses: ``weights``, or one source for single-source profiles."""
+        if self._settings.fusion == "rrf":
+            return weights
+        keep = "dense" if self._settings.fusion == "dense" and "dense" in rankings else "sparse"
+        return {keep: 1.0}
 
-    def _context_view(
-        self,
-        found: dict[str, Candidate],
-        rankings: dict[str, list[str]],
-        source: str,
-        own: list[ScoredPoint],
-        in_context: list[ScoredPoint],
-        pool: int,
-    ) -> None:
-        """The context list: memories of threads by their context vectors, the others by their own.
+    def _rescored(self, plan: Plan) -> int:
+        """How many memories of the fused lists are read and re-scored."""
+        return max(1, round(plan.pool * self._settings.rescore_factor))
+
+    def _read_head(self, fused: Mapping[str, float], wanted: int) -> list[MemoryRecord]:
+        """The best-fused memories, ``wanted`` of them that are not expired (read by id, in chunks,
+        until that many are found or the lists run out); a hit whose memory is gone (a context
+        pair outliving it) is passed over."""
+        order = sorted(fused, key=lambda i: (-fused[i], i))
+        now = utcnow()
+        records: list[MemoryRecord] = []
+        live = start = 0
+        while live < wanted and start < len(order):
+            chunk = order[start : start + wanted - live]
+            start += len(chunk)
+            for point in self._stores.vectors.retrieve(MEMORIES, chunk):
+                record = from_payload(point.payload)
+                records.append(record)
+                live += not is_expired(record.expires_at, now)
+        return records
+
+    def _context_views(self, lists: dict[str, list[ScoredPoint]], pool: int) -> None:
+        """The context lists: memories of threads by their context vectors, the others by their own.
 
         Memories outside threads have no context vectors; reading them by their own scores here
         (same model, same scale) keeps session turns from gaining an edge by being searched twice.
-        Added only when something in it has context, so a store without threads ranks as before.
+        A memory is in a thread exactly when it has a context pair (a thread's first memory holds
+        its own vectors there), so one read of ids tells them apart. A context list is kept only
+        when something in it has context, so a store without threads ranks as before.
         """
-        if not in_context:
-            return
-        outside = [h for h in own if not h.payload.get(THREAD_FIELD)]
-        merged = sorted(in_context + outside, key=lambda h: (-h.score, h.id))[:pool]
-        rankings[source] = self._collect(found, merged, source)
+        own_ids = [h.id for source in ("dense", "sparse") for h in lists.get(source, ())]
+        threaded = self._stores.vectors.context_ids(MEMORIES, own_ids) if own_ids else set()
+        for own, view in (("dense", "context_dense"), ("sparse", "context_sparse")):
+            in_context = lists.pop(view, [])
+            if in_context:
+                outside = [h for h in lists.get(own, ()) if h.id not in threaded]
+                lists[view] = _by_score(in_context + outside)[:pool]
 
     def _collect(self, found: dict[str, Candidate], hits: list[ScoredPoint], source: str) -> list[str]:
-        top = max((h.score for h in hits), default=0.0)
-        ids = []
-        # Equal scores rank by id, not by where the engine stored the points: the same memories
-        # rank the same in any store holding them (an import, a restore, another backend).
-        for rank, hit in enumerate(sorted(hits, key=lambda h: (-h.score, h.id)), start=1):
-            cand = found.get(hit.id)
-            if cand is None:
-                cand = found[hit.id] = Candidate(record=from_payload(hit.payload))
-            cand.ranks[source] = rank
-            if source == "dense" or (source == "context_dense" and cand.similarity is None):
-                # A memory found only in context reports its context cosine as similarity.
-                cand.similarity = min(max(hit.score, 0.0), 1.0)
-            elif source == "sparse" and top > 0:
-                cand.lexical = max(hit.score, 0.0) / top
-            ids.append(hit.id)
-        return ids
+        """A list whose hits carry payloads (the feedback and fuzzy searches): every hit joins."""
+        ordered = _by_score(hits)
+        for hit in ordered:
+            if hit.id not in found:
+                found[hit.id] = Candidate(record=from_payload(hit.payload))
+        _note(found, ordered, source)
+        return [h.id for h in ordered]
 
     def _expand(self, found: dict[str, Candidate], flt: PayloadFilter, skip: frozenset[str]) -> None:
         """Add memories one hop away in the graph (deep mode, ambient reads) that pass the same
@@ -392,6 +396,27 @@ class Ranker:
         far = list(dict.fromkeys(end for end in ends if end not in found))[:MAX_LINKED]
         points = self._stores.vectors.retrieve(MEMORIES, far) if far else []
         return edges, {p.id: from_payload(p.payload) for p in points if passes(p.payload, flt)}
+
+
+def _by_score(hits: Sequence[ScoredPoint]) -> list[ScoredPoint]:
+    """Best first; equal scores by id, not by where the engine stored the points: the same
+    memories rank the same in any store holding them (an import, a restore, another backend)."""
+    return sorted(hits, key=lambda h: (-h.score, h.id))
+
+
+def _note(found: Mapping[str, Candidate], ordered: Sequence[ScoredPoint], source: str) -> None:
+    """Record each found candidate's rank in ``source`` (a list best first) and what it measured."""
+    top = max((h.score for h in ordered), default=0.0)
+    for rank, hit in enumerate(ordered, start=1):
+        cand = found.get(hit.id)
+        if cand is None:  # below the re-scored head
+            continue
+        cand.ranks[source] = rank
+        if source == "dense" or (source == "context_dense" and cand.similarity is None):
+            # A memory found only in context reports its context cosine as similarity.
+            cand.similarity = min(max(hit.score, 0.0), 1.0)
+        elif source == "sparse" and top > 0:
+            cand.lexical = max(hit.score, 0.0) / top
 
 
 def passes(payload: dict[str, Any], flt: PayloadFilter) -> bool:
