@@ -124,20 +124,33 @@ def server_rss_mb(transport: str) -> float:
 
 
 def raw_embedder(texts: list[str], model: Path, out: dict[str, Any]) -> None:
-    """The embedding model alone on the same texts (fastembed as a user would call it, in this
-    process, before the server starts): the ceiling the ingest rate is compared with."""
+    """The embedding model alone on the same texts, in this process, before the server starts: the
+    ceiling the ingest rate is compared with. Timed three ways, the fastest counts: fastembed as a
+    user would call it (one session on every core) with batches of 64 and of the configured size,
+    and the server's own embedder (runs in parallel, texts sorted by length) without its cache."""
     from fastembed import TextEmbedding
 
     settings = EmbeddingSettings(model_path=model)
-    embedder = TextEmbedding(
+    rates: dict[str, float] = {}
+    plain = TextEmbedding(
         model_name=settings.model_name, specific_model_path=str(model), threads=settings.threads
     )
-    list(embedder.embed(texts[:64], batch_size=settings.batch_size))  # warm up
+    list(plain.embed(texts[:64], batch_size=64))  # warm up
+    for batch in sorted({64, settings.batch_size}):
+        started = time.perf_counter()
+        for _ in plain.embed(texts, batch_size=batch):
+            pass
+        rates[f"fastembed, batch {batch}"] = len(texts) / (time.perf_counter() - started)
+    del plain
+    ours = FastEmbedder(settings)
+    ours.wait_ready(120)
+    ours.embed_documents(texts[:64])  # warm up (no cache: every text is embedded)
     started = time.perf_counter()
-    for _ in embedder.embed(texts, batch_size=settings.batch_size):
-        pass
-    out["raw_embed_per_s"] = len(texts) / (time.perf_counter() - started)
-    del embedder
+    for i in range(0, len(texts), 100):  # as the bulk adds come: 100 per call
+        ours.embed_documents(texts[i : i + 100])
+    rates[f"server embedder, batch {settings.batch_size}"] = len(texts) / (time.perf_counter() - started)
+    out["raw_rates"] = rates
+    out["raw_embed_per_s"] = max(rates.values())
 
 
 async def ingest_and_search(
@@ -255,7 +268,9 @@ def main() -> None:
     if "ingest_per_s" in out:
         raw, rate = out["raw_embed_per_s"], out["ingest_per_s"]
         print(f"ingest (bulk_add x100)       {rate:.0f} memories/s  ({out['ingest_seconds']:.1f} s)")
-        print(f"raw embedder, same texts     {raw:.0f} texts/s: ingest is {rate / raw:.0%} of it")
+        for how, value in out["raw_rates"].items():
+            print(f"  raw embedder ({how}) {value:.0f} texts/s")
+        print(f"raw embedder, same texts     {raw:.0f} texts/s (fastest): ingest is {rate / raw:.0%} of it")
         print(f"memory_add (single)          {summary(out['memory_add_ms'])}")
     print(f"HNSW index build             {out['index_build_seconds']:.1f} s (background in the server)")
     print(f"memory_search end to end     {summary(out['search_ms'])}")

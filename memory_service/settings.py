@@ -22,7 +22,10 @@ class EmbeddingSettings(BaseModel):
     model_path: Path | None = None
     dim: int = 384
     threads: int = 2
-    batch_size: int = 64
+    # Texts per model run. Small runs are faster and lighter here: on 2 cores, 6,000 short texts
+    # embedded at 364 texts/s with runs of 8 and 292/s with runs of 50, and the process grew by
+    # 209 MB instead of 328 MB (ONNX Runtime's arena keeps the largest run's buffers).
+    batch_size: int = Field(8, ge=1)
     load_timeout_seconds: float = 120.0
 
 
