@@ -282,10 +282,12 @@ class FastEmbedder:
             if len(batches) > 1
             else [_embed_batch(model, b) for b in batches]
         )
+        embedded: dict[str, bytes] = {}
         for fresh in runs:
-            if shared:
-                self._cache_set(fresh)
-            known.update(fresh)
+            embedded.update(fresh)
+        if shared:  # one cache write per call: each is a commit, fsync'd
+            self._cache_set(embedded)
+        known.update(embedded)
         with self._counts_lock:
             self._embedded += len(pending)
             self._cache_hits += len(texts) - len(pending)
