@@ -220,14 +220,31 @@ class EdgeVectorStore:
                     suggestion="Use one CollectionSpec per collection.",
                 )
             coll.spec = spec
-            existing = set(coll.shard.info().payload_schema)
-            wanted = [(k, qe.PayloadSchemaType.Keyword) for k in spec.keyword_indexes]
-            wanted += [(k, qe.PayloadSchemaType.Float) for k in spec.float_indexes]
-            for key, schema in wanted:
-                if key not in existing:
-                    self._update(coll, qe.UpdateOperation.create_field_index(key, schema))
+            self._index(coll)
         if spec.context:
             self.ensure_collection(replace(spec, name=_context_name(spec.name), context=False))
+
+    def _index(self, coll: EdgeCollection) -> None:
+        """Create the spec's payload indexes once the collection holds points; caller holds the lock.
+
+        An empty collection gets none yet, and loses any it has: the engine keeps ~5 MB of every
+        index of a segment resident, so the two code collections of a store that indexed no code
+        cost 70 MB. The first upsert creates them (:meth:`upsert`), under the same lock.
+        """
+        info = coll.shard.info()
+        existing = set(info.payload_schema)
+        spec = coll.spec
+        wanted = [(k, qe.PayloadSchemaType.Keyword) for k in spec.keyword_indexes]
+        wanted += [(k, qe.PayloadSchemaType.Float) for k in spec.float_indexes]
+        if not info.points_count:
+            for key in existing:
+                self._update(coll, qe.UpdateOperation.delete_field_index(key))
+            coll.indexed = False
+            return
+        for key, schema in wanted:
+            if key not in existing:
+                self._update(coll, qe.UpdateOperation.create_field_index(key, schema))
+        coll.indexed = True
 
     def has_context(self, collection: str) -> bool:
         return self._get(collection).spec.context
@@ -243,7 +260,9 @@ class EdgeVectorStore:
         with self._use(collection, "upsert") as coll:
             batch = [self._point(coll, p.id, p.payload, p.dense, p.sparse) for p in points]
             if batch:
-                self._update(coll, qe.UpdateOperation.upsert_points(batch))
+                self._update(coll, qe.UpdateOperation.upsert_points(batch), flush=coll.indexed)
+                if not coll.indexed:
+                    self._index(coll)  # the first points: now the indexes (flushes)
         if coll.spec.context:
             self._upsert_context(collection, points)
 
@@ -262,7 +281,10 @@ class EdgeVectorStore:
                 [r.id for r in sibling.shard.retrieve(without, False, False)] if without else []
             )
             if batch:
-                self._update(sibling, qe.UpdateOperation.upsert_points(batch), flush=not stale)
+                first = not sibling.indexed
+                self._update(sibling, qe.UpdateOperation.upsert_points(batch), flush=not stale and not first)
+                if first:
+                    self._index(sibling)
             if stale:
                 self._update(sibling, qe.UpdateOperation.delete_points(stale))
 
@@ -397,6 +419,8 @@ class EdgeVectorStore:
     ) -> tuple[list[VectorPoint], Any]:
         """One page of points with payloads (no vectors), and the engine's next-page offset."""
         with self._use(collection, op) as coll:
+            if order_by is not None and not coll.indexed:  # empty: no index to order by yet
+                return [], None
             records, nxt = coll.shard.scroll(
                 qe.ScrollRequest(
                     offset=offset,

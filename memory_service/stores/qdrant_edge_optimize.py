@@ -54,6 +54,7 @@ class EdgeCollection:
     lock: threading.RLock = field(default_factory=threading.RLock)
     closed: bool = False
     journal: list[qe.UpdateOperation] | None = None  # set while an out-of-process optimize runs
+    indexed: bool = True  # payload indexes created (an empty collection has none: qdrant_edge._index)
     optimizer: subprocess.Popen[str] | None = None
 
 

@@ -854,3 +854,52 @@ def test_edge_close_during_optimize_stops_the_child(tmp_path: Path) -> None:
     again.ensure_collection(SPEC)
     assert again.count(SPEC.name) == 3000
     again.close()
+
+
+def _rss_of_indexes(root: Path) -> int:
+    """Resident KB of this process's mappings of payload index files under ``root``."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()
+            if "-" in head[0] and len(head) >= 5 and ":" in head[3]:  # a mapping's first line
+                inside = len(head) > 5 and head[5].startswith(str(root)) and "/payload_index/" in head[5]
+            elif inside and head[0] == "Rss:":
+                total += int(head[1])
+    return total
+
+
+def test_edge_empty_collection_holds_no_payload_index_until_its_first_points(tmp_path: Path) -> None:
+    """The engine keeps ~5 MB of each index of a segment resident: an empty collection has none
+    (the code collections of a store that indexed no code), the first upsert creates them."""
+    spec = CollectionSpec(
+        "empty", DIM, sparse=True, keyword_indexes=("project", "kind"), float_indexes=("importance",)
+    )
+    store = EdgeVectorStore(tmp_path)
+    store.ensure_collection(spec)
+    assert store.latest(spec.name, None, "importance", 3) == []  # ordering needs the index: none yet
+    assert _rss_of_indexes(tmp_path) == 0  # each index would hold 5 MB
+    points = make_points(40)
+    store.upsert(spec.name, points)
+    flt = PayloadFilter(equals={"project": "p1"})
+    assert ids_of(store.scroll(spec.name, flt, 100)[0]) == {
+        p.id for p in points if p.payload["project"] == "p1"
+    }
+    top = store.latest(spec.name, None, "importance", 3)
+    assert [p.payload["importance"] for p in top] == sorted(
+        (p.payload["importance"] for p in points), reverse=True
+    )[:3]
+    store.close()
+    again = EdgeVectorStore(tmp_path)  # reopened with points: indexes kept, ordering works
+    again.ensure_collection(spec)
+    in_p1 = {p.id for p in points if p.payload["project"] == "p1"}
+    assert ids_of(again.latest(spec.name, flt, "importance", 100)) == in_p1
+    again.delete(spec.name, [p.id for p in points])
+    again.close()
+    emptied = EdgeVectorStore(tmp_path)  # empty again at open: its indexes are dropped
+    emptied.ensure_collection(spec)
+    assert emptied.latest(spec.name, None, "importance", 3) == []
+    assert _rss_of_indexes(tmp_path) == 0
+    emptied.upsert(spec.name, points[:5])
+    assert len(emptied.latest(spec.name, None, "importance", 10)) == 5
+    emptied.close()
