@@ -260,9 +260,9 @@ class EdgeVectorStore:
         with self._use(collection, "upsert") as coll:
             batch = [self._point(coll, p.id, p.payload, p.dense, p.sparse) for p in points]
             if batch:
-                self._update(coll, qe.UpdateOperation.upsert_points(batch), flush=coll.indexed)
+                self._update(coll, qe.UpdateOperation.upsert_points(batch))
                 if not coll.indexed:
-                    self._index(coll)  # the first points: now the indexes (flushes)
+                    self._index(coll)  # the first points: now the indexes
         if coll.spec.context:
             self._upsert_context(collection, points)
 
@@ -281,9 +281,8 @@ class EdgeVectorStore:
                 [r.id for r in sibling.shard.retrieve(without, False, False)] if without else []
             )
             if batch:
-                first = not sibling.indexed
-                self._update(sibling, qe.UpdateOperation.upsert_points(batch), flush=not stale and not first)
-                if first:
+                self._update(sibling, qe.UpdateOperation.upsert_points(batch), flush=not stale)
+                if not sibling.indexed:
                     self._index(sibling)
             if stale:
                 self._update(sibling, qe.UpdateOperation.delete_points(stale))

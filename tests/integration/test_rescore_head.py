@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from memory_service.app import Services, open_services
+from memory_service.core.explain_schemas import MemoryExplainInput
 from memory_service.core.records import MEMORIES
 from memory_service.core.schemas import MemoryBulkAddRequest, MemorySearchInput
 from memory_service.settings import EmbeddingSettings, RankingSettings, Settings
@@ -103,3 +104,18 @@ def test_the_head_holds_the_answer_and_a_wider_head_ranks_it_the_same(root: Path
     finally:
         stored.close()
     assert point.payload["content"] == NOTES[answer]
+
+
+def test_an_empty_lexical_list_still_counts_in_the_fusion_scale(root: Path) -> None:
+    """A query sharing no word with any memory: BM25 returns nothing, yet its weight stays in the
+    fusion's denominator, so the best dense hit's base is dense / (dense + BM25), not 1."""
+    services = _open(root)
+    try:
+        out = services.explain.explain(MemoryExplainInput(query="zyxwv qwertz plugh", limit=1))
+    finally:
+        services.close()
+    settings = RankingSettings()
+    (item,) = out.items
+    assert item.score.components["base"] == pytest.approx(
+        settings.dense_weight / (settings.dense_weight + settings.sparse_weight), abs=1e-3
+    )

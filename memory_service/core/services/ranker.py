@@ -151,7 +151,9 @@ class Ranker:
                 )
         if context:
             self._context_views(lists, plan.pool)
-        ordered = {source: _by_score(hits) for source in SOURCES if (hits := lists.get(source))}
+        # A list the plan ran counts in the fusion's scale even when empty (as a context view
+        # counts only when something in it has context).
+        ordered = {source: _by_score(lists[source]) for source in SOURCES if source in lists}
         rankings.update((source, [h.id for h in hits]) for source, hits in ordered.items())
         head = ranking.rrf_fuse(rankings, self._fusion_weights(weights, rankings), self._settings.rrf_k)
         for record in self._read_head(head, self._rescored(plan)):
