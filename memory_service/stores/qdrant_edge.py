@@ -233,14 +233,13 @@ class EdgeVectorStore:
         """
         info = coll.shard.info()
         existing = set(info.payload_schema)
-        spec = coll.spec
-        wanted = [(k, qe.PayloadSchemaType.Keyword) for k in spec.keyword_indexes]
-        wanted += [(k, qe.PayloadSchemaType.Float) for k in spec.float_indexes]
         if not info.points_count:
             for key in existing:
                 self._update(coll, qe.UpdateOperation.delete_field_index(key))
             coll.indexed = False
             return
+        wanted = [(k, qe.PayloadSchemaType.Keyword) for k in coll.spec.keyword_indexes]
+        wanted += [(k, qe.PayloadSchemaType.Float) for k in coll.spec.float_indexes]
         for key, schema in wanted:
             if key not in existing:
                 self._update(coll, qe.UpdateOperation.create_field_index(key, schema))

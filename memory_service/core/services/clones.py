@@ -174,14 +174,12 @@ def outermost_first(units: list[CodeUnit]) -> list[CodeUnit]:
 def fold_nested(matches: list[_Match]) -> list[_Match]:
     """Drop a match lying inside a better-ranked one of the same file (a method of a matching
     class, a nested function of a matching function): the outer match already covers it."""
-    kept: list[_Match] = []
+    kept: list[tuple[_Match, tuple[str, str]]] = []  # with its (file path, qualified name)
     for m in matches:
-        path, name = cr.location(m.data)
-        if not any(
-            cr.location(k.data)[0] == path and name.startswith(cr.location(k.data)[1] + ".") for k in kept
-        ):
-            kept.append(m)
-    return kept
+        path, name = where = cr.location(m.data)
+        if not any(p == path and name.startswith(outer + ".") for _, (p, outer) in kept):
+            kept.append((m, where))
+    return [m for m, _ in kept]
 
 
 def _order(m: _Match) -> tuple[int, float, str, int]:

@@ -155,8 +155,8 @@ class Ranker:
         # counts only when something in it has context).
         ordered = {source: _by_score(lists[source]) for source in SOURCES if source in lists}
         rankings.update((source, [h.id for h in hits]) for source, hits in ordered.items())
-        head = ranking.rrf_fuse(rankings, self._fusion_weights(weights, rankings), self._settings.rrf_k)
-        for record in self._read_head(head, self._rescored(plan)):
+        base = ranking.rrf_fuse(rankings, self._fusion_weights(weights, rankings), self._settings.rrf_k)
+        for record in self._read_head(base, self._rescored(plan)):
             found[record.id] = Candidate(record=record)
         for source, hits in ordered.items():
             _note(found, hits, source)
@@ -169,8 +169,10 @@ class Ranker:
                     found, vectors.search_sparse(MEMORIES, encoded, plan.pool, flt), "fuzzy"
                 )
                 weights["fuzzy"] = weights["sparse"] * 0.5
+                base = ranking.rrf_fuse(
+                    rankings, self._fusion_weights(weights, rankings), self._settings.rrf_k
+                )
         weights = self._fusion_weights(weights, rankings)
-        base = ranking.rrf_fuse(rankings, weights, self._settings.rrf_k)
         seeds: set[str] = set()  # each hop starts from hits no earlier hop started from
         hops = plan.hops if self._settings.prf_docs and self._settings.fusion == "rrf" else 0
         for hop in range(hops):
