@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -93,7 +94,12 @@ def evidence_ids(qa: dict[str, Any]) -> set[str]:
 
 
 def run_conversation(
-    path: Path, ranking: RankingSettings, mode: str, memory: MemorySettings, keep: Path | None = None
+    path: Path,
+    ranking: RankingSettings,
+    mode: str,
+    memory: MemorySettings,
+    keep: Path | None = None,
+    model: Path = MODEL,
 ) -> list[dict[str, Any]]:
     """Ingest one conversation into a fresh data directory and ask its questions.
 
@@ -105,14 +111,14 @@ def run_conversation(
         root = (
             Path(tmp)
             if keep is None
-            else keep / f"{path.stem}-ctx{memory.context_turns}x{memory.context_chars}"
+            else keep / f"{path.stem}-ctx{memory.context_turns}x{memory.context_chars}-{model.name}"
         )
         ids_file = root / "ids.json"
         settings = Settings(
             data_dir=root / "data",
             project_root=root,
             project="locomo",
-            embedding=EmbeddingSettings(model_path=MODEL),
+            embedding=EmbeddingSettings(model_path=model),
             ranking=ranking,
             memory=memory,
         )
@@ -214,6 +220,12 @@ def main() -> None:
         metavar="DIR",
         help="keep each conversation's data directory under DIR and reuse it (no re-embedding)",
     )
+    parser.add_argument(
+        "--model-path",
+        type=Path,
+        default=Path(os.environ.get("MEMORY_TEST_MODEL_PATH", MODEL)),
+        help="folder of the ONNX export (default: the fp32 one in ../shared/models)",
+    )
     args = parser.parse_args()
     overrides: dict[str, Any] = {"profile": args.profile, "fusion": args.fusion}
     names = ("rrf_k", "dense_weight", "sparse_weight", "prf_docs", "min_candidates", "candidate_factor")
@@ -243,15 +255,16 @@ def main() -> None:
     memory = MemorySettings(**memory_overrides)
     print(
         f"LoCoMo recall, split={args.split}, mode={args.mode}, ranking={ranking.model_dump()}, "
-        f"context_turns={memory.context_turns}"
+        f"context_turns={memory.context_turns}, model={args.model_path}"
     )
     splits = ["dev", "test"] if args.split == "all" else [args.split]
     everything = []
+    model = args.model_path.resolve()
     for split in splits:
         rows = [
             r
             for p in conversation_files(split)
-            for r in run_conversation(p, ranking, args.mode, memory, args.keep_data)
+            for r in run_conversation(p, ranking, args.mode, memory, args.keep_data, model)
         ]
         names = ",".join(p.stem for p in conversation_files(split))
         report(f"{split} split ({names})", rows)

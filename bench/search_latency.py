@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import call
 from bench.corpus import distinct_queries, memories
 from memory_service.app import open_services
+from memory_service.core.models import derive_title, embedding_text
 from memory_service.core.ports import PayloadFilter
 from memory_service.core.records import MEMORIES
 from memory_service.embeddings.fastembed_embedder import FastEmbedder
@@ -124,16 +125,20 @@ def server_rss_mb(transport: str) -> float:
 
 
 def raw_embedder(texts: list[str], model: Path, out: dict[str, Any]) -> None:
-    """The embedding model alone on the same texts, in this process, before the server starts: the
-    ceiling the ingest rate is compared with. Timed three ways, the fastest counts: fastembed as a
+    """The embedding model alone on the texts the server embeds (title and content), with the same
+    weights, in this process, before the server starts: the ceiling the ingest rate is compared
+    with. Timed three ways, the fastest counts: fastembed as a
     user would call it (one session on every core) with batches of 64 and of the configured size,
     and the server's own embedder (runs in parallel, texts sorted by length) without its cache."""
     from fastembed import TextEmbedding
 
     settings = EmbeddingSettings(model_path=model)
     rates: dict[str, float] = {}
+    ours = FastEmbedder(settings)
+    ours.wait_ready(120)
+    weights = ours.model_folder or model  # the server's weights: int8 by default (made from model)
     plain = TextEmbedding(
-        model_name=settings.model_name, specific_model_path=str(model), threads=settings.threads
+        model_name=settings.model_name, specific_model_path=str(weights), threads=settings.threads
     )
     list(plain.embed(texts[:64], batch_size=64))  # warm up
     for batch in sorted({64, settings.batch_size}):
@@ -142,8 +147,6 @@ def raw_embedder(texts: list[str], model: Path, out: dict[str, Any]) -> None:
             pass
         rates[f"fastembed, batch {batch}"] = len(texts) / (time.perf_counter() - started)
     del plain
-    ours = FastEmbedder(settings)
-    ours.wait_ready(120)
     ours.embed_documents(texts[:64])  # warm up (no cache: every text is embedded)
     started = time.perf_counter()
     for i in range(0, len(texts), 100):  # as the bulk adds come: 100 per call
@@ -256,7 +259,10 @@ def main() -> None:
         if args.reuse and (data_dir / "local.sqlite3").exists():
             print(f"  reusing the memories in {data_dir} (no ingest)")
         else:
-            texts = [m["content"] for m in memories(min(args.n, args.raw_sample))]
+            # What the server embeds for each memory: its title (derived as the server derives it)
+            # and its content.
+            sample = list(memories(min(args.n, args.raw_sample)))
+            texts = [embedding_text(derive_title(m["content"], m["metadata"]), m["content"]) for m in sample]
             raw_embedder(texts, args.model_path, out)
             anyio.run(ingest_and_search, args, data_dir, args.model_path, out)
         if args.transport == "stdio":

@@ -157,10 +157,15 @@ class MemoryRecord(BaseModel):
         return self.status is MemoryStatus.ACTIVE
 
     def embedding_text(self) -> str:
-        """The text that is embedded: title (when not already the first line) and content."""
-        if self.title and not self.content.startswith(self.title):
-            return f"{self.title}\n{self.content}"
-        return self.content
+        """The text that is embedded: see :func:`embedding_text`."""
+        return embedding_text(self.title, self.content)
+
+
+def embedding_text(title: str | None, content: str) -> str:
+    """The text a memory's vectors come from: title (when not already the first line) and content."""
+    if title and not content.startswith(title):
+        return f"{title}\n{content}"
+    return content
 
 
 def derive_title(content: str, metadata: dict[str, Any]) -> str:

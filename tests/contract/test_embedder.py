@@ -169,14 +169,85 @@ def test_concurrent_callers_get_the_same_vectors(embedder: FastEmbedder) -> None
         assert np.allclose(results[n], reference[n], atol=1e-5)
 
 
-def test_int8_export_loads_the_same_way_and_agrees(embedder: FastEmbedder) -> None:
+def _needs_int8() -> None:
     if not (MODEL_INT8 / "model.onnx").is_file():
         missing(f"no int8 model in {MODEL_INT8}")
-    int8 = FastEmbedder(EmbeddingSettings(model_path=MODEL_INT8), None)
-    assert int8.wait_ready(60), int8.failure_reason
-    assert int8.namespace != embedder.namespace  # fp32 and int8 vectors never mix in the cache
+
+
+@needs_model
+def test_int8_precision_quantises_the_fp32_export_once_into_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The default precision: the fp32 folder is quantised once, beside fastembed's cache, and
+    gives the int8 export's vectors exactly; a second load reuses the copy."""
+    _needs_int8()
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "fe"))
+    caplog.set_level(logging.INFO)
+    first = FastEmbedder(EmbeddingSettings(model_path=MODEL), None)
+    assert first.wait_ready(60), first.failure_reason
+    folder = first.model_folder
+    assert folder is not None and folder.parent == tmp_path / "fe" / "int8"
+    assert (folder / "model.onnx").stat().st_size < (MODEL / "model.onnx").stat().st_size / 2
+    assert {"tokenizer.json", "config.json", "special_tokens_map.json"} <= {p.name for p in folder.iterdir()}
+    assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # no temporary folder left
+    shipped = FastEmbedder(EmbeddingSettings(model_path=MODEL_INT8), None)
+    assert shipped.wait_ready(60), shipped.failure_reason
+    assert shipped.model_folder == MODEL_INT8  # already int8: loaded where it is, not copied
+    texts = ["Validate the request body before writing the record", "def parse(argv): return argv[1:]"]
+    assert np.array_equal(first.embed_documents(texts), shipped.embed_documents(texts))
+    quantised = [r for r in caplog.records if "quantised to int8" in r.getMessage()]
+    assert len(quantised) == 1
+    again = FastEmbedder(EmbeddingSettings(model_path=MODEL), None)
+    assert again.wait_ready(60) and again.model_folder == folder
+    assert len([r for r in caplog.records if "quantised to int8" in r.getMessage()]) == 1
+    assert not [r for r in caplog.records if r.name == "root"]  # the quantiser's chatter is dropped
+
+
+@needs_model
+def test_fp32_precision_loads_the_export_as_it_is(embedder: FastEmbedder) -> None:
+    fp32 = FastEmbedder(EmbeddingSettings(model_path=MODEL, precision="fp32"), None)
+    assert fp32.wait_ready(60), fp32.failure_reason
+    assert fp32.model_folder == MODEL
+    assert fp32.namespace != embedder.namespace  # fp32 and int8 vectors never mix in the cache
     text = "Validate the request body before writing the record"
-    assert cosine(int8.embed_query(text), embedder.embed_query(text)) > 0.99
+    close = cosine(fp32.embed_query(text), embedder.embed_query(text))
+    assert 0.99 < close < 1 - 1e-6  # near, but not the same weights
+
+
+@needs_model
+def test_int8_copy_that_cannot_be_made_falls_back_to_fp32_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path))
+    (tmp_path / "int8").write_text("")  # a file where the int8 copies' folder would be
+    fallback = FastEmbedder(EmbeddingSettings(model_path=MODEL), None)
+    assert fallback.wait_ready(60), fallback.failure_reason
+    assert fallback.model_folder == MODEL
+    (warning,) = _warnings(caplog)
+    assert "no int8 copy" in warning and str(MODEL) in warning and "fp32" in warning
+    assert len(fallback.embed_query("still works")) == 384
+
+
+def _quantise_in_child(cache_root: str) -> str:
+    from memory_service.embeddings.quantize import int8_folder
+
+    return str(int8_folder(MODEL, "sentence-transformers/all-MiniLM-L6-v2", Path(cache_root)))
+
+
+@needs_model
+def test_processes_racing_to_quantise_share_one_complete_copy(tmp_path: Path) -> None:
+    """Three processes start on an empty cache at once: all get the same folder, complete, and
+    nothing half-written is left behind."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(3) as pool:
+        folders = pool.map(_quantise_in_child, [str(tmp_path)] * 3)
+    assert len(set(folders)) == 1
+    (folder,) = {Path(f) for f in folders}
+    assert [p.name for p in tmp_path.iterdir()] == [folder.name]
+    model = FastEmbedder(EmbeddingSettings(model_path=folder), None)
+    assert model.wait_ready(60), model.failure_reason
+    assert model.model_folder == folder  # an int8 folder is used as it is
 
 
 # --------------------------------------------------------------------------- unavailable
