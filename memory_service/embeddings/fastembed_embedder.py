@@ -258,6 +258,11 @@ class FastEmbedder:
         return self._settings.dim
 
     @property
+    def one_text_per_run(self) -> bool:
+        """Whether the loaded model is quantised, so each model run embeds one text."""
+        return self._one_per_run
+
+    @property
     def ready(self) -> bool:
         return self._state == "ready"
 

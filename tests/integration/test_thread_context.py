@@ -131,6 +131,28 @@ def test_memories_outside_threads_get_no_context_vectors(with_context: tuple[Ser
     assert out.memory_id not in {h.id for h in hits}
 
 
+def test_a_threads_first_memory_has_no_pair_and_is_found_by_its_own_vectors(
+    with_context: tuple[Services, list[str]],
+) -> None:
+    """A thread's first memory gets no context pair (its context would be itself): search reads
+    it by its own vectors in the context view, as it reads memories outside threads."""
+    services, (question, answer, reply) = with_context
+    vectors = services.stores.vectors
+    others = [
+        h.id
+        for h in vectors.search_sparse(MEMORIES, services.stores.sparse.encode_query("Melanie"), 50)
+        if str(services.memory.load(h.id).metadata.get("session_id")).startswith("other-")
+    ]
+    assert len(others) == len(DISTRACTORS)  # each the first (and only) memory of its session
+    assert vectors.context_ids(MEMORIES, [question, *others, answer, reply]) == {answer, reply}
+    hits = vectors.search_dense(
+        MEMORIES, services.stores.embedder.embed_query(CONVERSATION[0]), 50, context=True
+    )
+    assert question not in {h.id for h in hits}
+    assert _rank(services, question, "the clinic was exhausting, what do you do to unwind") == 1
+    assert _rank(services, others[0], services.memory.load(others[0]).content) == 1
+
+
 def test_moving_a_memory_to_another_session_rebuilds_its_context(
     with_context: tuple[Services, list[str]],
 ) -> None:
@@ -150,7 +172,8 @@ def test_moving_a_memory_to_another_session_rebuilds_its_context(
     hits = services.stores.vectors.search_sparse(
         MEMORIES, services.stores.sparse.encode_query(query), 50, context=True
     )
-    assert moved.memory_id in {h.id for h in hits} and first.memory_id in {h.id for h in hits}
+    assert moved.memory_id in {h.id for h in hits}
+    assert first.memory_id not in {h.id for h in hits}  # the thread's first: no pair, read as itself
 
 
 def test_explain_shows_thread_support_only_for_memories_in_threads(

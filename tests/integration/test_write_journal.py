@@ -81,9 +81,12 @@ def test_a_batch_cut_short_keeps_the_derived_writes_of_what_landed_only(tmp_path
 
 def test_a_memory_that_lost_its_context_pair_gets_it_back(tmp_path: Path) -> None:
     data = tmp_path / "data"
+    earlier = _record("The turn before it, stored long ago.", session_id="s-1")
     record = _record("Thread turn written just before the crash.", session_id="s-1")
+    assert earlier.created_at < record.created_at  # a thread's first memory has no pair to lose
     with _opened(data) as services:
         assert services.stores.journal is not None
+        services.stores.vectors.upsert(MEMORIES, [_point(services, earlier)])
         planned = _point(services, record)
         planned.context_sparse = SparseVector(indices=[1], values=[1.0])  # the writer gave it a pair
         services.stores.journal.begin(records_body([record], [planned], [], []))

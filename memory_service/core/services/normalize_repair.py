@@ -61,11 +61,21 @@ class Repairer:
         return [r.id for r in records if r.is_active and r.id not in nodes]
 
     def missing_context(self, records: Sequence[MemoryRecord]) -> list[str]:
-        """Embedded memories of a thread without their context pair (pending ones get theirs when
-        they are embedded)."""
+        """Embedded memories of a thread, after its first, without their context pair (pending
+        ones get theirs when they are embedded; a thread's first memory has none, writer.py).
+        ``records`` are all the memories, so each thread's first is among them."""
         if self._context_turns <= 0 or not self._stores.vectors.has_context(MEMORIES):
             return []
-        wanted = [r.id for r in records if r.is_active and not r.embedding_pending and thread_of(r)]
+        threaded = [(r, t) for r in records if r.is_active and (t := thread_of(r))]
+        first: dict[tuple[str, str | None], float] = {}
+        for r, t in threaded:
+            key, at = (t, r.scope.project), r.created_at.timestamp()
+            first[key] = min(first.get(key, at), at)
+        wanted = [  # a tie with the first counts as first: a missing pair is never made up
+            r.id
+            for r, t in threaded
+            if not r.embedding_pending and r.created_at.timestamp() > first[(t, r.scope.project)]
+        ]
         have: set[str] = set()
         for batch in batches(wanted, 256):
             have |= self._stores.vectors.context_ids(MEMORIES, batch)

@@ -334,9 +334,11 @@ class Ranker:
 
         Memories outside threads have no context vectors; reading them by their own scores here
         (same model, same scale) keeps session turns from gaining an edge by being searched twice.
-        A memory is in a thread exactly when it has a context pair (a thread's first memory holds
-        its own vectors there), so one read of ids tells them apart. A context list is kept only
-        when something in it has context, so a store without threads ranks as before.
+        A thread's first memory has none either, as its context is itself: its own scores are
+        what its context vectors would give. (Stores written before that rule hold a copy of its
+        own vectors as its pair, which reads the same.) So a memory is read by its context
+        exactly when it has a context pair, and one read of ids tells them apart. A context list
+        is kept only when something in it has context, so a store without threads ranks as before.
         """
         own_ids = [h.id for source in ("dense", "sparse") for h in lists.get(source, ())]
         threaded = self._stores.vectors.context_ids(MEMORIES, own_ids) if own_ids else set()

@@ -8,9 +8,9 @@ order), and each one gets a second dense + sparse pair embedded from its context
 itself. Search fuses both views (:mod:`.ranker`). Measured on LoCoMo's dev split: R@5 0.665 with
 the memories alone, 0.744 with two turns of context (bench/locomo_recall.py, docs/search.md).
 
-The first memory of a thread has no context: its context vectors are its own. Memories outside
-threads have no context vectors; search reads them by their own vectors in the context view too,
-so session turns gain no edge over other memories from being searched twice.
+The first memory of a thread has no earlier turns, so its context is itself and it gets no
+context pair. Neither do memories outside threads: search reads both by their own vectors in the
+context view, so session turns gain no edge over other memories from being searched twice.
 """
 
 from __future__ import annotations

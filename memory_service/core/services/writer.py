@@ -262,25 +262,23 @@ class RecordWriter:
     def _add_context(
         self, records: Sequence[MemoryRecord], texts: Sequence[str], points: list[VectorPoint]
     ) -> None:
-        """Give memories of a thread their context vectors (a thread's first memory reuses its own)."""
+        """Give memories of a thread that have earlier turns their context vectors. A thread's
+        first memory gets none: its context is itself, which search reads from its own vectors
+        (ranker._context_views), so a copy would only cost a write and the sibling's storage."""
         if self._threads is None:
             return
         contexts = self._threads.texts(records)
         fresh = [i for i, c in enumerate(contexts) if c is not None and c != texts[i]]
+        if not fresh:
+            return
         fresh_texts = [contexts[i] or "" for i in fresh]
         have_dense = any(p.dense is not None for p in points)
-        dense = self.embed(fresh_texts) if fresh and have_dense else None
-        sparse: list[SparseVector] = self._stores.sparse.encode_documents(fresh_texts) if fresh else []
-        slot = {i: j for j, i in enumerate(fresh)}
-        for i, context in enumerate(contexts):
-            if context is None:
-                continue
+        dense = self.embed(fresh_texts) if have_dense else None
+        sparse: list[SparseVector] = self._stores.sparse.encode_documents(fresh_texts)
+        for j, i in enumerate(fresh):
             point = points[i]
-            if i in slot:
-                point.context_dense = dense[slot[i]] if dense is not None and point.dense else None
-                point.context_sparse = sparse[slot[i]]
-            else:
-                point.context_dense, point.context_sparse = point.dense, point.sparse
+            point.context_dense = dense[j] if dense is not None and point.dense else None
+            point.context_sparse = sparse[j]
 
     def drain_quietly(self) -> None:
         """Apply queued graph changes now; failures stay queued and are retried later."""
