@@ -542,6 +542,14 @@ class WriteJournal(Protocol):
         """Forget an entry whose write never reached the stores."""
         ...
 
+    def flag(self, name: str) -> bool | None:
+        """A durable marker kept beside the journal (None: never set)."""
+        ...
+
+    def set_flag(self, name: str, value: bool) -> None:
+        """Set a marker durably (on disk when this returns)."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -178,39 +178,40 @@ def _needs_int8() -> None:
 def test_int8_precision_quantises_the_fp32_export_once_into_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The default precision: the fp32 folder is quantised once, beside fastembed's cache, and
-    gives the int8 export's vectors exactly; a second load reuses the copy."""
+    """Precision int8: the fp32 folder is quantised once, beside fastembed's cache, and gives
+    the int8 export's vectors exactly; a second load reuses the copy."""
     _needs_int8()
     monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "fe"))
     caplog.set_level(logging.INFO)
-    first = FastEmbedder(EmbeddingSettings(model_path=MODEL), None)
+    first = FastEmbedder(EmbeddingSettings(model_path=MODEL, precision="int8"), None)
     assert first.wait_ready(60), first.failure_reason
     folder = first.model_folder
     assert folder is not None and folder.parent == tmp_path / "fe" / "int8"
     assert (folder / "model.onnx").stat().st_size < (MODEL / "model.onnx").stat().st_size / 2
     assert {"tokenizer.json", "config.json", "special_tokens_map.json"} <= {p.name for p in folder.iterdir()}
     assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # no temporary folder left
-    shipped = FastEmbedder(EmbeddingSettings(model_path=MODEL_INT8), None)
+    shipped = FastEmbedder(EmbeddingSettings(model_path=MODEL_INT8), None)  # default precision
     assert shipped.wait_ready(60), shipped.failure_reason
     assert shipped.model_folder == MODEL_INT8  # already int8: loaded where it is, not copied
     texts = ["Validate the request body before writing the record", "def parse(argv): return argv[1:]"]
     assert np.array_equal(first.embed_documents(texts), shipped.embed_documents(texts))
     quantised = [r for r in caplog.records if "quantised to int8" in r.getMessage()]
     assert len(quantised) == 1
-    again = FastEmbedder(EmbeddingSettings(model_path=MODEL), None)
+    again = FastEmbedder(EmbeddingSettings(model_path=MODEL, precision="int8"), None)
     assert again.wait_ready(60) and again.model_folder == folder
     assert len([r for r in caplog.records if "quantised to int8" in r.getMessage()]) == 1
     assert not [r for r in caplog.records if r.name == "root"]  # the quantiser's chatter is dropped
 
 
 @needs_model
-def test_fp32_precision_loads_the_export_as_it_is(embedder: FastEmbedder) -> None:
-    fp32 = FastEmbedder(EmbeddingSettings(model_path=MODEL, precision="fp32"), None)
-    assert fp32.wait_ready(60), fp32.failure_reason
-    assert fp32.model_folder == MODEL
-    assert fp32.namespace != embedder.namespace  # fp32 and int8 vectors never mix in the cache
+def test_fp32_precision_by_default_loads_the_export_as_it_is(embedder: FastEmbedder) -> None:
+    assert embedder.model_folder == MODEL and not embedder.one_text_per_run
+    int8 = FastEmbedder(EmbeddingSettings(model_path=MODEL, precision="int8"), None)
+    assert int8.wait_ready(60), int8.failure_reason
+    assert int8.one_text_per_run and int8.model_folder != MODEL
+    assert int8.namespace != embedder.namespace  # fp32 and int8 vectors never mix in the cache
     text = "Validate the request body before writing the record"
-    close = cosine(fp32.embed_query(text), embedder.embed_query(text))
+    close = cosine(int8.embed_query(text), embedder.embed_query(text))
     assert 0.99 < close < 1 - 1e-6  # near, but not the same weights
 
 
@@ -220,7 +221,7 @@ def test_int8_copy_that_cannot_be_made_falls_back_to_fp32_with_a_warning(
 ) -> None:
     monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path))
     (tmp_path / "int8").write_text("")  # a file where the int8 copies' folder would be
-    fallback = FastEmbedder(EmbeddingSettings(model_path=MODEL), None)
+    fallback = FastEmbedder(EmbeddingSettings(model_path=MODEL, precision="int8"), None)
     assert fallback.wait_ready(60), fallback.failure_reason
     assert fallback.model_folder == MODEL
     (warning,) = _warnings(caplog)
@@ -344,6 +345,26 @@ def test_no_path_but_cached_model_loads_from_the_cache(
     assert cached.health().extra["model_path"] is None
     text = "Validate the request body before writing the record"
     assert np.allclose(cached.embed_query(text), embedder.embed_query(text), atol=1e-5)
+    assert not _warnings(caplog)
+
+
+@needs_model
+def test_no_path_int8_quantises_the_model_fastembed_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A user with a network: fastembed fetched the fp32 export by name; precision int8 makes
+    its copy from that, with no second download."""
+    _needs_int8()
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "fastembed-cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    _hub_cache_from_folder(fastembed_cache_dir(), MODEL)
+    cached = FastEmbedder(EmbeddingSettings(precision="int8"), None)
+    assert cached.wait_ready(60), cached.failure_reason
+    assert cached.model_folder is not None and cached.model_folder.parent == fastembed_cache_dir() / "int8"
+    shipped = FastEmbedder(EmbeddingSettings(model_path=MODEL_INT8), None)
+    assert shipped.wait_ready(60), shipped.failure_reason
+    text = "Validate the request body before writing the record"
+    assert np.array_equal(cached.embed_query(text), shipped.embed_query(text))
     assert not _warnings(caplog)
 
 

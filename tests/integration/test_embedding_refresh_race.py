@@ -27,6 +27,7 @@ def _pending_memory(services: Services, content: str) -> str:
     services.stores.vectors.overwrite_payload(
         MEMORIES, [VectorPoint(id=record.id, payload=to_payload(record))]
     )
+    services.memory._writer.pending.set()  # as the writer does after such a write
     return record.id
 
 

@@ -28,10 +28,12 @@ class EmbeddingRefresher:
             return 0  # no write since the last look left a record without vectors
         # Cleared before looking: a pending write landing meanwhile sets it again. (The field is
         # not indexed: at 100k memories the scan took 600 ms, every tick, blocking searches.)
+        token = self._writer.incomplete_token()
         self._writer.pending.clear()
         points, _ = self._stores.vectors.scroll(MEMORIES, PENDING, limit=batch)
         ids = [p.id for p in points]
         if not ids:
+            self._writer.mark_complete(token)  # the next start need not look again
             return 0
         self._writer.pending.set()  # this batch may not be all of them: look again next tick
         with self._locks.hold(ids):

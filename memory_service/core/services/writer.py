@@ -67,6 +67,11 @@ def scrub_record(record: MemoryRecord) -> None:
     record.metadata = scrub_value(record.metadata)[0]
 
 
+# Journal flag: the refresher's last look found no active record without its dense vector, and no
+# write of such records began after it.
+COMPLETE = "embeddings_complete"
+
+
 class RecordWriter:
     def __init__(
         self,
@@ -83,9 +88,16 @@ class RecordWriter:
         self._unsettled: set[str] = set()  # journal entries a failed write left (retried on drain)
         self._unsettled_lock = threading.Lock()
         # Set while records stored without dense vectors may exist (embedding_refresh.py looks
-        # for them only then): at start, and after any write without a model.
+        # for them only then): after any write without a model, and at start unless the journal's
+        # COMPLETE flag says the last look found none and no such write came after it. (That
+        # look is an unindexed scan: ~2 s at 100k memories, holding the GIL, so searches stall.)
         self.pending = threading.Event()
-        self.pending.set()
+        journal = stores.journal
+        if journal is None or journal.flag(COMPLETE) is not True:
+            self.pending.set()
+        self._incomplete_lock = threading.Lock()
+        self._incomplete_writes = 0  # writes of records without vectors begun, ever (a token)
+        self._incomplete_open = 0  # ... and not yet stored
 
     def embed(self, texts: Sequence[str]) -> list[list[float]] | None:
         """Dense vectors for texts, or None when no model is usable (records then go lexical-only)."""
@@ -155,7 +167,10 @@ class RecordWriter:
             else None
         )
         crash_point("write.journaled")
+        incomplete = any(r.embedding_pending for r in records)
         try:
+            if incomplete:
+                self._begin_incomplete()
             if records and reembed:
                 self._stores.vectors.upsert(MEMORIES, points)
             elif records:
@@ -167,12 +182,46 @@ class RecordWriter:
                 with self._unsettled_lock:
                     self._unsettled.add(entry)
             raise
+        finally:
+            if incomplete:
+                # Once stored (a refresher looking before then would miss them), and before the
+                # write stops counting as in flight, so mark_complete sees one or the other.
+                self.pending.set()
+                with self._incomplete_lock:
+                    self._incomplete_open -= 1
         crash_point("write.committed")
-        if any(r.embedding_pending for r in records):
-            self.pending.set()  # once stored: a refresher looking before then would miss them
         self._bump_generation()
         self.drain_quietly()
         return None
+
+    def _begin_incomplete(self) -> None:
+        """A write of records without dense vectors begins: the COMPLETE flag goes first, on
+        disk, so a start after a crash looks for them again."""
+        with self._incomplete_lock:
+            self._incomplete_writes += 1
+            self._incomplete_open += 1
+            journal = self._stores.journal
+            if journal is not None:
+                journal.set_flag(COMPLETE, False)
+
+    def incomplete_token(self) -> int:
+        """Taken by the refresher before it looks for records without vectors."""
+        with self._incomplete_lock:
+            return self._incomplete_writes
+
+    def mark_complete(self, token: int) -> bool:
+        """The refresher looked (after taking ``token``) and found no record without vectors:
+        remember it on disk, unless such a write began since the token or is still in flight
+        (its records may have landed after the look). Returns whether the flag was set."""
+        with self._incomplete_lock:
+            journal = self._stores.journal
+            if journal is None or token != self._incomplete_writes or self._incomplete_open:
+                return False
+            if self.pending.is_set():
+                return False
+            if journal.flag(COMPLETE) is not True:
+                journal.set_flag(COMPLETE, True)
+            return True
 
     def replayed(self, model: type[A]) -> A | None:
         """:meth:`answered_before` for a write that may be followed by others in the same call
