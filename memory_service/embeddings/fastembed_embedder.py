@@ -180,21 +180,25 @@ class FastEmbedder:
 
     def _fetched(self, model: Any) -> Any:
         """A model fastembed found in its cache (or fetched), loaded as the precision asks."""
-        folder = getattr(getattr(model, "model", None), "_model_dir", None)
-        if folder is None:  # not where fastembed 0.9 keeps it: load what fastembed has
-            model.model.load_onnx_model()
+        inner = getattr(model, "model", None)
+        folder = getattr(inner, "_model_dir", None)
+        model_file = getattr(getattr(inner, "model_description", None), "model_file", None)
+        if folder is None or not model_file or not (Path(folder) / model_file).is_file():
+            model.model.load_onnx_model()  # not laid out as fastembed 0.9 does: load what it has
             return model
-        return self._from_folder(Path(folder))
+        return self._from_folder(Path(folder), model_file)
 
-    def _from_folder(self, folder: Path) -> Any:
-        """The model in ``folder``; with precision int8, its int8 copy (made here once), or the
-        folder as it is when that copy cannot be made (a warning says why)."""
+    def _from_folder(self, folder: Path, model_file: str = "model.onnx") -> Any:
+        """The model in ``folder`` (its weights at ``model_file``); with precision int8, its int8
+        copy (made here once), or the folder as it is when that copy cannot be made (a warning
+        says why)."""
         from fastembed import TextEmbedding
 
         settings = self._settings
         if settings.precision == "int8":
             try:
-                folder = int8_folder(folder, settings.model_name, fastembed_cache_dir() / "int8")
+                cache = fastembed_cache_dir() / "int8"
+                folder = int8_folder(folder, settings.model_name, cache, model_file)
             except Exception as exc:  # onnx missing, unreadable or unwritable files: fp32 still works
                 logger.warning(
                     "embedding model %s: no int8 copy (%s: %s), so the fp32 weights in %s are used",
@@ -207,7 +211,7 @@ class FastEmbedder:
         # Dynamic quantisation scales each run's activations together, so in a run of several
         # texts a text's vector would depend on its neighbours (cosine 0.992 against alone). One
         # text per run keeps a text's vector its own, at the same speed here (478 vs 482 texts/s).
-        self._one_per_run = is_quantised(folder / "model.onnx")
+        self._one_per_run = is_quantised(folder / model_file)
         return TextEmbedding(
             model_name=settings.model_name, threads=RUN_THREADS, specific_model_path=str(folder)
         )

@@ -46,35 +46,37 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "model"
 
 
-def int8_folder(source: Path, model_name: str, cache_root: Path) -> Path:
-    """The folder of the int8 model derived from ``source`` (a folder with an fp32 ``model.onnx``
-    and its tokenizer files), quantising it first if this source was never quantised here.
-    ``source`` itself when its model is already quantised.
+def int8_folder(source: Path, model_name: str, cache_root: Path, model_file: str = MODEL_FILE) -> Path:
+    """The folder of the int8 model derived from ``source`` (a folder with an fp32 model, at
+    ``model_file`` inside it, and its tokenizer files), quantising it first if this source was
+    never quantised here; the copy keeps the same layout. ``source`` itself when its model is
+    already quantised.
 
     Raises:
         ImportError: the ``onnx`` package is missing. OSError, ValueError: the model cannot be read
         or written. The caller falls back to the fp32 model.
     """
-    model_file = source / MODEL_FILE
-    target = cache_root / f"{_slug(model_name)}-{_key(model_file)}"
+    source_file = source / model_file
+    target = cache_root / f"{_slug(model_name)}-{_key(source_file)}"
     if (target / _AS_IS).is_file():
         return source
-    if (target / MODEL_FILE).is_file():
+    if (target / model_file).is_file():
         return target
     cache_root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".int8-", dir=cache_root))
     try:
-        if is_quantised(model_file):
+        if is_quantised(source_file):
             (work / _AS_IS).write_text(str(source))
             _publish(work, target)
             return source
         import onnx
 
         started = time.monotonic()
-        model = onnx.load(str(model_file))
-        _quantise(model, work / MODEL_FILE, _down_projections(model.graph))
-        for item in source.iterdir():
-            if item.is_file() and item.name != MODEL_FILE:
+        model = onnx.load(str(source_file))
+        (work / model_file).parent.mkdir(parents=True, exist_ok=True)
+        _quantise(model, work / model_file, _down_projections(model.graph))
+        for item in source.iterdir():  # the tokenizer and config files
+            if item.is_file() and item != source_file:
                 shutil.copy2(item, work / item.name)
         _publish(work, target)
         logger.info(

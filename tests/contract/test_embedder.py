@@ -306,9 +306,11 @@ def test_no_path_offline_and_not_cached_is_unavailable_with_one_warning(
     assert "fastembed" not in capfd.readouterr().err  # fastembed's own loguru lines stay quiet
 
 
-def _hub_cache_from_folder(cache: Path, folder: Path) -> None:
+def _hub_cache_from_folder(
+    cache: Path, folder: Path, repo_name: str = "Qdrant/all-MiniLM-L6-v2-onnx", model_file: str = "model.onnx"
+) -> None:
     """A fastembed cache holding the model as a past download left it (hub layout, symlinked files)."""
-    repo = cache / "models--Qdrant--all-MiniLM-L6-v2-onnx"
+    repo = cache / f"models--{repo_name.replace('/', '--')}"
     revision = "0" * 40
     snapshot = repo / "snapshots" / revision
     snapshot.mkdir(parents=True)
@@ -321,7 +323,7 @@ def _hub_cache_from_folder(cache: Path, folder: Path) -> None:
         "special_tokens_map.json",
         "tokenizer_config.json",
     ):
-        (snapshot / name).symlink_to(folder / name)
+        (snapshot / (model_file if name == "model.onnx" else name)).symlink_to(folder / name)
 
 
 @needs_model
@@ -366,6 +368,26 @@ def test_no_path_int8_quantises_the_model_fastembed_cached(
     text = "Validate the request body before writing the record"
     assert np.array_equal(cached.embed_query(text), shipped.embed_query(text))
     assert not _warnings(caplog)
+
+
+@needs_model
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_a_cached_model_whose_weights_are_not_model_onnx_loads(
+    precision: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fastembed's other models keep their weights elsewhere (bge-small: model_optimized.onnx);
+    the loader and the int8 copy follow the model's own file name. (The cache holds MiniLM's
+    weights under that model's name: only the layout is under test.)"""
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "fastembed-cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    repo, weights = "Qdrant/bge-small-en-v1.5-onnx-Q", "model_optimized.onnx"
+    _hub_cache_from_folder(fastembed_cache_dir(), MODEL, repo, weights)
+    settings = EmbeddingSettings(model_name="BAAI/bge-small-en-v1.5", precision=precision)  # type: ignore[arg-type]
+    other = FastEmbedder(settings, None)
+    assert other.wait_ready(60), other.failure_reason
+    assert other.model_folder is not None and (other.model_folder / weights).is_file()
+    assert other.one_text_per_run is (precision == "int8")
+    assert len(other.embed_query("still 384 numbers")) == 384
 
 
 def test_unavailable_and_fake_embedders_keep_the_contract() -> None:
