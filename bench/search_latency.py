@@ -136,7 +136,7 @@ def raw_embedder(texts: list[str], model: Path, out: dict[str, Any]) -> None:
     rates: dict[str, float] = {}
     ours = FastEmbedder(settings)
     ours.wait_ready(120)
-    weights = ours.model_folder or model  # the server's weights: int8 by default (made from model)
+    weights = ours.model_folder or model  # the server's weights (its int8 copy with precision int8)
     plain = TextEmbedding(
         model_name=settings.model_name, specific_model_path=str(weights), threads=settings.threads
     )
