@@ -44,6 +44,7 @@ from memory_service.embeddings.model_source import (
     probe_hub,
 )
 from memory_service.embeddings.quantize import int8_folder, is_quantised
+from memory_service.resident import trim_heap
 from memory_service.settings import EmbeddingSettings
 
 logger = logging.getLogger(__name__)
@@ -105,7 +106,8 @@ class FastEmbedder:
         self._one_per_run = False  # a quantised model: one text per model run (see _from_folder)
         self.namespace = self._namespace()
         self._counts_lock = threading.Lock()
-        self._queries: OrderedDict[str, list[float]] = OrderedDict()  # LRU of query vectors
+        # LRU of query vectors, as float32 arrays: 1.5 KB each, not the 12 KB of a list of floats
+        self._queries: OrderedDict[str, array[float]] = OrderedDict()
         self._queries_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max(1, settings.threads), thread_name_prefix="embed")
         self._embedded = 0
@@ -120,7 +122,7 @@ class FastEmbedder:
         path = self._settings.model_path
         if path is not None and (path / "model.onnx").is_file():
             ns += f":{(path / 'model.onnx').stat().st_size}"
-        return ns + (":int8" if self._settings.precision == "int8" else "")
+        return ns + ("" if self._settings.precision == "fp32" else f":{self._settings.precision}")
 
     def start(self) -> None:
         """Start loading in a daemon thread; returns at once. Calling it again does nothing."""
@@ -189,20 +191,22 @@ class FastEmbedder:
         return self._from_folder(Path(folder), model_file)
 
     def _from_folder(self, folder: Path, model_file: str = "model.onnx") -> Any:
-        """The model in ``folder`` (its weights at ``model_file``); with precision int8, its int8
-        copy (made here once), or the folder as it is when that copy cannot be made (a warning
-        says why)."""
+        """The model in ``folder`` (its weights at ``model_file``); with precision int8 or mixed,
+        its copy quantised as that asks (made here once, quantize.py), or the folder as it is when
+        that copy cannot be made (a warning says why)."""
         from fastembed import TextEmbedding
 
         settings = self._settings
-        if settings.precision == "int8":
+        if settings.precision != "fp32":
+            tables = settings.precision == "mixed"
             try:
-                cache = fastembed_cache_dir() / "int8"
-                folder = int8_folder(folder, settings.model_name, cache, model_file)
+                cache = fastembed_cache_dir() / ("int8-table" if tables else "int8")
+                folder = int8_folder(folder, settings.model_name, cache, model_file, tables_only=tables)
             except Exception as exc:  # onnx missing, unreadable or unwritable files: fp32 still works
                 logger.warning(
-                    "embedding model %s: no int8 copy (%s: %s), so the fp32 weights in %s are used",
+                    "embedding model %s: no %s copy (%s: %s), so the fp32 weights in %s are used",
                     settings.model_name,
+                    settings.precision,
                     type(exc).__name__,
                     exc,
                     folder,
@@ -245,6 +249,7 @@ class FastEmbedder:
             logger.debug("embedding model load failure", exc_info=True)
         else:
             self._model = model
+            trim_heap()  # reading the weights freed as much heap as they take (~30 MB kept otherwise)
             self.load_seconds = time.monotonic() - (self._started_at or time.monotonic())
             self._state = "ready"
             logger.info("embedding model %s loaded in %.2f s", settings.model_name, self.load_seconds)
@@ -295,7 +300,7 @@ class FastEmbedder:
             if vector is not None:
                 self._queries.move_to_end(key)
         if vector is None:
-            vector = self._embed([text], keys=[key], shared=False)[0]
+            vector = array("f", self._embed([text], keys=[key], shared=False)[0])
             with self._queries_lock:
                 self._queries[key] = vector
                 while len(self._queries) > QUERY_MEMORY:
@@ -303,7 +308,7 @@ class FastEmbedder:
         else:
             with self._counts_lock:
                 self._cache_hits += 1
-        return list(vector)
+        return vector.tolist()
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors in input order; cached texts are not re-embedded, duplicates embedded once."""
