@@ -51,6 +51,7 @@ from memory_service.core.services.threads import ThreadContext
 from memory_service.core.services.trace import TraceService
 from memory_service.core.services.writer import RecordWriter
 from memory_service.core.telemetry import Telemetry
+from memory_service.resident import trim_heap
 from memory_service.settings import Settings, head_branch
 from memory_service.stores import graph_salvage
 from memory_service.stores.factory import build_stores
@@ -359,6 +360,8 @@ class Housekeeper:
             self._next_sweep = time.monotonic() + every
             services.expiry.sweep()
         vectors = services.stores.vectors
+        if vectors.upkeep():  # writes went quiet: pages they faulted in were given back; heap too
+            trim_heap()
         for name in self._collections:
             total = vectors.count(name)
             indexed = self._indexed.get(name, 0)

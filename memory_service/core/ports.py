@@ -96,6 +96,10 @@ class CollectionSpec:
     context: bool = False
     keyword_indexes: tuple[str, ...] = ()
     float_indexes: tuple[str, ...] = ()
+    # Keyword fields (of keyword_indexes) whose values are mostly distinct (hashes, keys, threads):
+    # an engine that can keeps their index on disk, read through the page cache, instead of in
+    # memory (qdrant-edge: ~70 MB for three such fields at 100k memories).
+    disk_indexes: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -171,6 +175,13 @@ class VectorStore(Protocol):
         ...
 
     def size_bytes(self) -> int: ...
+
+    def upkeep(self) -> int:
+        """Background upkeep after writes, called by housekeeping every few seconds (cheap when
+        nothing was written): an embedded engine persists what its log holds and gives back
+        memory it holds in this process and does not read on the search path. Returns the bytes
+        given back (0 for a server: the data lives there)."""
+        ...
 
     def health(self) -> ComponentHealth: ...
 

@@ -55,6 +55,7 @@ def memories_collection(dim: int) -> CollectionSpec:
         context=True,
         keyword_indexes=KEYWORD_FIELDS,
         float_indexes=FLOAT_FIELDS,
+        disk_indexes=("content_hash", THREAD_FIELD, FACETS),
     )
 
 

@@ -56,6 +56,9 @@ class EdgeCollection:
     journal: list[qe.UpdateOperation] | None = None  # set while an out-of-process optimize runs
     indexed: bool = True  # payload indexes created (an empty collection has none: qdrant_edge._index)
     optimizer: subprocess.Popen[str] | None = None
+    written_at: float | None = None  # last update (monotonic) not yet paged out (upkeep)
+    unflushed_since: float | None = None  # first update since the segments were last flushed
+    wal_paged: float | None = None  # the written_at whose WAL upkeep paged out
 
 
 def _sparse_copy(src: str, dst: str) -> str:

@@ -309,6 +309,10 @@ class QdrantServerVectorStore:
         self._spec(collection)
         return False
 
+    def upkeep(self) -> int:
+        """The server holds the data: nothing of it lives in this process."""
+        return 0
+
     def size_bytes(self) -> int:
         """Best effort: local mode's files; a server's estimate of vectors + payloads (telemetry),
         or of dense vectors from point counts when telemetry is refused or unreadable."""

@@ -17,6 +17,7 @@ SIGKILL).
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -856,14 +857,16 @@ def test_edge_close_during_optimize_stops_the_child(tmp_path: Path) -> None:
     again.close()
 
 
-def _rss_of_indexes(root: Path) -> int:
-    """Resident KB of this process's mappings of payload index files under ``root``."""
+def _rss_of_indexes(root: Path, pattern: str = "/payload_index/") -> int:
+    """Resident KB of this process's mappings of files under ``root`` whose path holds
+    ``pattern`` (a regular expression; by default: payload index files)."""
     total, inside = 0, False
     with open("/proc/self/smaps") as smaps:
         for line in smaps:
             head = line.split()
             if "-" in head[0] and len(head) >= 5 and ":" in head[3]:  # a mapping's first line
-                inside = len(head) > 5 and head[5].startswith(str(root)) and "/payload_index/" in head[5]
+                path = head[5] if len(head) > 5 else ""
+                inside = path.startswith(f"{root}/") and re.search(pattern, path) is not None
             elif inside and head[0] == "Rss:":
                 total += int(head[1])
     return total
@@ -903,3 +906,115 @@ def test_edge_empty_collection_holds_no_payload_index_until_its_first_points(tmp
     emptied.upsert(spec.name, points[:5])
     assert len(emptied.latest(spec.name, None, "importance", 10)) == 5
     emptied.close()
+
+
+UNREAD = "/(payload_index|wal)/|/vectors/chunk_"
+
+
+def test_edge_gives_back_what_a_load_faults_in_and_searches_never_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading a shard faults in every payload index in full, the WAL and an appendable segment's
+    32 MB vector chunk; the adapter pages them out, searches with filters do not bring them
+    back, writes that went quiet are paged out again, and nothing is lost."""
+    import qdrant_edge as qe
+
+    from memory_service.stores import qdrant_edge
+
+    points = make_points(300)
+    store = EdgeVectorStore(tmp_path)
+    store.ensure_collection(SPEC)
+    store.upsert(SPEC.name, points)
+    store.close()
+    raw = qe.EdgeShard.load(str(tmp_path / SPEC.name))  # the engine alone, for comparison
+    assert _rss_of_indexes(tmp_path, UNREAD) > 30_000  # KB: three indexes, the chunk, the WAL
+    raw.close()
+    again = EdgeVectorStore(tmp_path)
+    again.ensure_collection(SPEC)
+    assert _rss_of_indexes(tmp_path, UNREAD) < 2_000
+    flt = PayloadFilter(equals={"project": "p1"}, ranges={"importance": (0.3, None)})
+    wanted = {p.id for p in points if p.payload["project"] == "p1" and p.payload["importance"] >= 0.3}
+    for topic in range(4):
+        hits = again.search_dense(SPEC.name, dense(topic, 1000 + topic), 300, flt)
+        assert ids_of(hits) == wanted
+    assert again.count(SPEC.name, flt) == len(wanted)
+    assert [p.payload["importance"] for p in again.latest(SPEC.name, None, "importance", 2)] == [0.9, 0.9]
+    assert _rss_of_indexes(tmp_path, "/(payload_index|wal)/") < 2_000  # searches read neither
+    assert again.upkeep() == 0  # nothing written since the load
+    more = make_points(200, start=300)
+    again.upsert(SPEC.name, more)
+    coll = again._get(SPEC.name)  # type: ignore[attr-defined]
+    assert coll.unflushed_since is not None  # durable by its WAL; the segments wait for upkeep
+    assert again.upkeep() == 0  # not quiet yet: the next write would fault them in again
+    assert coll.unflushed_since is not None
+    touched = _rss_of_indexes(tmp_path, "/payload_index/")
+    assert touched > 0  # the write faulted in the pages it wrote
+    monkeypatch.setattr(qdrant_edge, "QUIET_SECONDS", 0.0)
+    assert again.upkeep() > 0  # quiet: flushed, and the WAL paged out
+    assert coll.unflushed_since is None
+    assert _rss_of_indexes(tmp_path, "/wal/") < 500
+    assert _rss_of_indexes(tmp_path, "/payload_index/") >= touched  # kept for a minute
+    assert again.upkeep() == 0  # nothing new to page out
+    monkeypatch.setattr(qdrant_edge, "INDEX_QUIET_SECONDS", 0.0)
+    assert again.upkeep() > 0
+    assert _rss_of_indexes(tmp_path, "/(payload_index|wal)/") < 2_000
+    assert again.upkeep() == 0
+    assert again.count(SPEC.name) == 500
+    again.close()
+    last = EdgeVectorStore(tmp_path)
+    last.ensure_collection(SPEC)
+    assert ids_of(scroll_all(last)) == ids_of(points + more)
+    last.close()
+
+
+def test_edge_upkeep_flushes_segments_during_a_long_run_of_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes that never go quiet still get their segments flushed every FLUSH_EVERY_SECONDS,
+    so the WAL a load replays stays bounded; their pages stay in until the writes stop."""
+    from memory_service.stores import qdrant_edge
+
+    store = EdgeVectorStore(tmp_path)
+    store.ensure_collection(SPEC)
+    coll = store._get(SPEC.name)  # type: ignore[attr-defined]
+    store.upsert(SPEC.name, make_points(50))
+    assert store.upkeep() == 0 and coll.unflushed_since is not None
+    monkeypatch.setattr(qdrant_edge, "FLUSH_EVERY_SECONDS", 0.0)
+    store.upsert(SPEC.name, make_points(50, start=50))
+    assert store.upkeep() == 0  # flushed, but not paged out: writes are still coming
+    assert coll.unflushed_since is None and coll.written_at is not None
+    store.close()
+    again = EdgeVectorStore(tmp_path)
+    again.ensure_collection(SPEC)
+    assert again.count(SPEC.name) == 100
+    again.close()
+
+
+def test_edge_keeps_the_indexes_of_mostly_distinct_fields_on_disk(tmp_path: Path) -> None:
+    """spec.disk_indexes: those keyword indexes are made on disk; a store made before the spec
+    named a field gets its index moved at open, and filters on it answer as before."""
+    import qdrant_edge as qe
+
+    points = make_points(120)
+    store = EdgeVectorStore(tmp_path)
+    store.ensure_collection(SPEC)
+    store.upsert(SPEC.name, points)
+    store.close()
+    moved = replace(SPEC, disk_indexes=("project",))
+    again = EdgeVectorStore(tmp_path)
+    again.ensure_collection(moved)
+    flt = PayloadFilter(equals={"project": "p2", "kind": "note"})
+    wanted = {p.id for p in points if p.payload["project"] == "p2" and p.payload["kind"] == "note"}
+    assert ids_of(scroll_all(again, flt)) == wanted
+    assert again.count(SPEC.name, flt) == len(wanted)
+    again.close()
+    schema = qe.EdgeShard.load(str(tmp_path / SPEC.name)).info().payload_schema
+    assert schema["project"].params is not None and schema["project"].params.on_disk is True
+    assert getattr(schema["kind"].params, "on_disk", None) is not True  # the others stay in memory
+    fresh = EdgeVectorStore(tmp_path / "fresh")
+    fresh.ensure_collection(moved)
+    fresh.upsert(SPEC.name, points)
+    assert ids_of(fresh.search_dense(SPEC.name, dense(2, 5), 120, flt)) == wanted
+    fresh.close()
+    made = qe.EdgeShard.load(str(tmp_path / "fresh" / SPEC.name)).info().payload_schema
+    assert made["project"].params.on_disk is True
