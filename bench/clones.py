@@ -76,7 +76,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import call
 from memory_service.core.index_schemas import FindDuplicatesInput
 from memory_service.server import build_server
-from memory_service.settings import EmbeddingSettings, Settings
+from memory_service.settings import Settings
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 MIN_LINES, MAX_LINES, MIN_STATEMENTS = 6, 40, 4
@@ -425,7 +425,7 @@ async def run(args: argparse.Namespace) -> None:
             data_dir=data,
             project_root=project,
             project="bench",
-            embedding=EmbeddingSettings(model_path=args.model_path),
+            embedding={"model_path": args.model_path},
         )
         default_threshold = FindDuplicatesInput.model_fields["threshold"].default
         threshold = default_threshold if args.threshold is None else args.threshold

@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import call
 from indexer import language_for_path, parse_source
 from memory_service.server import build_server
-from memory_service.settings import EmbeddingSettings, ServerSettings, Settings
+from memory_service.settings import ServerSettings, Settings
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL = HERE.parents[1] / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
@@ -234,7 +234,7 @@ async def run_library(
             data_dir=data,
             project_root=project,
             project="bench",
-            embedding=EmbeddingSettings(model_path=args.model_path),
+            embedding={"model_path": args.model_path},
             server=ServerSettings(http_enabled=False),
         )
         outcomes: list[Outcome] = []

@@ -31,7 +31,7 @@ from memory_service.core.portability_schemas import ExportMemoryInput, ImportMem
 from memory_service.core.ports import GraphEdge, Vote
 from memory_service.core.records import MEMORY_LABEL
 from memory_service.core.schemas import MemoryBulkAddRequest, MemorySearchInput
-from memory_service.settings import EmbeddingSettings, Settings
+from memory_service.settings import Settings
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 
@@ -41,7 +41,7 @@ def open_dir(data_dir: Path, model: Path) -> Services:
         data_dir=data_dir,
         project_root=data_dir,
         project="bench",
-        embedding=EmbeddingSettings(model_path=model),
+        embedding={"model_path": model},
     )
     services = open_services(settings, housekeeping=False)
     assert services.stores.embedder.wait_ready(120), "the model did not load"

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import call
 from indexer import iter_source_files
 from memory_service.server import build_server
-from memory_service.settings import EmbeddingSettings, Settings
+from memory_service.settings import Settings
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 
@@ -60,9 +60,7 @@ def subset(src: Path, dest: Path, max_lines: int) -> int:
 
 
 async def run(root: Path, data: Path, model: Path, change_one: bool) -> dict[str, Any]:
-    settings = Settings(
-        data_dir=data, project_root=root, project="bench", embedding=EmbeddingSettings(model_path=model)
-    )
+    settings = Settings(data_dir=data, project_root=root, project="bench", embedding={"model_path": model})
     out: dict[str, Any] = {}
     async with Client(build_server(settings)) as client:
         await call(client, "code_search", {"query": "warm up"})

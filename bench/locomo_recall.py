@@ -48,7 +48,6 @@ from memory_service.app import open_services
 from memory_service.core.schemas import MemoryBulkAddRequest, MemorySearchInput
 from memory_service.settings import (
     RANKING_PROFILES,
-    EmbeddingSettings,
     MemorySettings,
     RankingSettings,
     RankingWeights,
@@ -118,7 +117,7 @@ def run_conversation(
             data_dir=root / "data",
             project_root=root,
             project="locomo",
-            embedding=EmbeddingSettings(model_path=model),
+            embedding={"model_path": model},
             ranking=ranking,
             memory=memory,
         )

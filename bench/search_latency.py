@@ -44,7 +44,7 @@ from memory_service.core.ports import PayloadFilter
 from memory_service.core.records import MEMORIES
 from memory_service.embeddings.fastembed_embedder import FastEmbedder
 from memory_service.server import build_server
-from memory_service.settings import EmbeddingSettings, Settings
+from memory_service.settings import Settings
 from tests.conftest import daemon_gone
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
@@ -65,7 +65,7 @@ def settings_for(data_dir: Path, model: Path) -> Settings:
         data_dir=data_dir,
         project_root=data_dir,
         project="bench",
-        embedding=EmbeddingSettings(model_path=model),
+        embedding={"model_path": model},
     )
 
 
@@ -132,7 +132,7 @@ def raw_embedder(texts: list[str], model: Path, out: dict[str, Any]) -> None:
     and the server's own embedder (runs in parallel, texts sorted by length) without its cache."""
     from fastembed import TextEmbedding
 
-    settings = EmbeddingSettings(model_path=model)
+    settings = Settings(embedding={"model_path": model}).embedding  # MEMORY_EMBEDDING__* apply
     rates: dict[str, float] = {}
     ours = FastEmbedder(settings)
     ours.wait_ready(120)
