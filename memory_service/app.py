@@ -360,7 +360,8 @@ class Housekeeper:
             self._next_sweep = time.monotonic() + every
             services.expiry.sweep()
         vectors = services.stores.vectors
-        if vectors.upkeep():  # writes went quiet: pages they faulted in were given back; heap too
+        if vectors.upkeep():  # writes went quiet: the model's run buffers and freed heap go back
+            services.stores.embedder.release_memory()
             trim_heap()
         for name in self._collections:
             total = vectors.count(name)

@@ -176,11 +176,12 @@ class VectorStore(Protocol):
 
     def size_bytes(self) -> int: ...
 
-    def upkeep(self) -> int:
+    def upkeep(self) -> bool:
         """Background upkeep after writes, called by housekeeping every few seconds (cheap when
         nothing was written): an embedded engine persists what its log holds and gives back
-        memory it holds in this process and does not read on the search path. Returns the bytes
-        given back (0 for a server: the data lives there)."""
+        memory it holds in this process and does not read on the search path. Returns whether
+        writes went quiet since the last call: the time to give back other memory too (always
+        False for a server: the data lives there)."""
         ...
 
     def health(self) -> ComponentHealth: ...
@@ -628,6 +629,11 @@ class Embedder(Protocol):
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
 
     def embed_query(self, text: str) -> list[float]: ...
+
+    def release_memory(self) -> None:
+        """Give back buffers that earlier model runs left (housekeeping calls it once writes went
+        quiet: a burst of long texts grows them)."""
+        ...
 
     def health(self) -> ComponentHealth: ...
 

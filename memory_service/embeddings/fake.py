@@ -48,6 +48,9 @@ class _StaticEmbedder:
     def wait_ready(self, timeout: float | None = None) -> bool:
         return self._READY
 
+    def release_memory(self) -> None:
+        """No model, no buffers."""
+
 
 class FakeEmbedder(_StaticEmbedder):
     """Deterministic bag-of-words hashing embedder, L2-normalised; always ready."""

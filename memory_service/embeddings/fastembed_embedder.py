@@ -356,6 +356,27 @@ class FastEmbedder:
         size = max(size, min(len(pending), MIN_PARALLEL_BATCH))
         return [pending[i : i + size] for i in range(0, len(pending), size)]
 
+    def release_memory(self) -> None:
+        """One tiny model run that asks ONNX Runtime to shrink its arena at the end: the arena
+        keeps the buffers of the largest runs it has seen (a burst of long texts: ~25 MB), and
+        frees those no run uses. Reaches into fastembed's session (``model.model.model``): a
+        fastembed that moved it is left as it is."""
+        if self._state != "ready":
+            return
+        session = getattr(getattr(self._model, "model", None), "model", None)
+        if session is None or not hasattr(session, "get_inputs"):
+            return
+        import onnxruntime as ort
+
+        shrink = ort.RunOptions()
+        shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        ids = np.array([[101, 102]], dtype=np.int64)  # [CLS] [SEP]
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        try:
+            session.run(None, {i.name: feed[i.name] for i in session.get_inputs() if i.name in feed}, shrink)
+        except Exception as exc:  # a model with other inputs: its buffers stay, nothing else changes
+            logger.debug("embedding model: no arena shrink (%s: %s)", type(exc).__name__, exc)
+
     # ------------------------------------------------------------------ cache (best effort)
 
     def use_cache(self, cache: Cache | None) -> None:

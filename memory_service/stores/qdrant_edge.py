@@ -99,10 +99,10 @@ VECTOR_MEMORY = None
 _UNREAD = re.compile(r"/wal/|/payload_index/[^/]+/(page_\d+|tracker|bitmask|gaps)\.dat$")
 _WAL = re.compile(r"/wal/")
 _LOADED = re.compile(r"/(payload_index|wal)/|/vector_storage[^/]*/vectors/chunk_")
-# Quiet times before upkeep flushes the segments and pages the WAL out (a write appends to its
-# last page: nothing to fault back), and before it pages the index files out: each write touches
-# a few pages of every index, so a write after that faults them back (memory_add 60 ms instead
-# of 40 at 10k memories), which writes a minute apart do not pay.
+# Quiet times before upkeep flushes the segments, and before it pages the index files out: each
+# write touches a few pages of every index, so a write after that faults them back (memory_add
+# 60 ms instead of 44 at 10k memories), which writes a minute apart do not pay. (The WAL is paged
+# out at every call: a write appends to its last page, nothing to fault back.)
 QUIET_SECONDS = 5.0
 INDEX_QUIET_SECONDS = 60.0
 FLUSH_EVERY_SECONDS = 30.0
@@ -555,32 +555,38 @@ class EdgeVectorStore:
                     continue
         return total
 
-    def upkeep(self) -> int:
-        """Background upkeep of the collections written since the last call: flush their segments
-        once writes are quiet for ``QUIET_SECONDS`` or unflushed for ``FLUSH_EVERY_SECONDS`` (the
-        WAL made each write durable already: this bounds what a load replays), page their WAL
-        out then, and their payload index files once quiet for ``INDEX_QUIET_SECONDS`` (searches
-        read neither). Returns the bytes paged out."""
+    def upkeep(self) -> bool:
+        """Background upkeep of the collections written since the last call (housekeeping calls
+        it every 2 s): page out the WAL written since (append-only: never read back but at load);
+        flush the segments once writes are quiet for ``QUIET_SECONDS`` or unflushed for
+        ``FLUSH_EVERY_SECONDS`` (the WAL made each write durable already: this bounds what a load
+        replays); page out the payload index files once quiet for ``INDEX_QUIET_SECONDS``
+        (searches do not read them). Returns whether writes went quiet since the last call."""
         now = time.monotonic()
         with self._lock:
             colls = [c for c in self._collections.values() if not c.closed]
-        advised = 0
+        went_quiet = False
         for coll in colls:
             written, unflushed = coll.written_at, coll.unflushed_since
-            idle = now - written if written is not None else 0.0
-            quiet = written is not None and idle >= QUIET_SECONDS
+            if written is None:
+                continue
+            idle = now - written
+            quiet = idle >= QUIET_SECONDS
             if unflushed is not None and (quiet or now - unflushed >= FLUSH_EVERY_SECONDS):
                 with coll.lock, _engine("flush", coll.spec.name):
                     if not coll.closed and coll.unflushed_since is not None:
                         coll.unflushed_since = None
                         coll.shard.flush()
+            if coll.wal_paged != written:
+                coll.wal_paged = written
+                page_out(coll.path, _WAL)
+            if quiet and coll.quiet_seen != written:
+                coll.quiet_seen = written
+                went_quiet = True
             if quiet and idle >= INDEX_QUIET_SECONDS:
                 coll.written_at = None  # a write from now on is caught by a later call
-                advised += page_out(coll.path, _UNREAD)
-            elif quiet and coll.wal_paged != written:
-                coll.wal_paged = written
-                advised += page_out(coll.path, _WAL)
-        return advised
+                page_out(coll.path, _UNREAD)
+        return went_quiet
 
     def health(self) -> ComponentHealth:
         try:

@@ -59,6 +59,7 @@ class EdgeCollection:
     written_at: float | None = None  # last update (monotonic) not yet paged out (upkeep)
     unflushed_since: float | None = None  # first update since the segments were last flushed
     wal_paged: float | None = None  # the written_at whose WAL upkeep paged out
+    quiet_seen: float | None = None  # the written_at after which upkeep reported writes quiet
 
 
 def _sparse_copy(src: str, dst: str) -> str:

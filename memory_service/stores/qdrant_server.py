@@ -309,9 +309,10 @@ class QdrantServerVectorStore:
         self._spec(collection)
         return False
 
-    def upkeep(self) -> int:
-        """The server holds the data: nothing of it lives in this process."""
-        return 0
+    def upkeep(self) -> bool:
+        """The server holds the data: nothing of it lives in this process, and no write here
+        leaves anything to give back."""
+        return False
 
     def size_bytes(self) -> int:
         """Best effort: local mode's files; a server's estimate of vectors + payloads (telemetry),

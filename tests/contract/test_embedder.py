@@ -204,6 +204,21 @@ def test_int8_precision_quantises_the_fp32_export_once_into_the_cache(
 
 
 @needs_model
+def test_release_memory_shrinks_the_arena_and_changes_no_vector(embedder: FastEmbedder) -> None:
+    """Housekeeping's call once writes went quiet: a tiny run that shrinks ONNX Runtime's arena;
+    the session keeps embedding exactly as before, and an embedder not loaded does nothing."""
+    long = ["Validate the request body before writing the record. " * 30 + str(i) for i in range(16)]
+    before = embedder.embed_documents(long[:2])
+    embedder._embed(long, keys=[text_key(t) for t in long], shared=False)  # grow the arena
+    embedder.release_memory()
+    after = embedder._embed(long[:2], keys=[text_key(t) for t in long[:2]], shared=False)
+    assert np.allclose(before, after, atol=1e-6)
+    idle = FastEmbedder(EmbeddingSettings(model_path=MODEL), None)
+    idle.release_memory()  # never started: nothing to shrink, no load begun
+    assert idle.health().state == "degraded" and not idle.ready
+
+
+@needs_model
 def test_mixed_precision_by_default_quantises_only_the_token_tables(embedder: FastEmbedder) -> None:
     """The default: an int8 copy of the token-embedding tables, every layer fp32. Vectors within
     cosine 0.999 of the fp32 export's, and a text's vector is its own in a run of several."""
