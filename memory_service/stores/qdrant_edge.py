@@ -584,7 +584,9 @@ class EdgeVectorStore:
                 coll.quiet_seen = written
                 went_quiet = True
             if quiet and idle >= INDEX_QUIET_SECONDS:
-                coll.written_at = None  # a write from now on is caught by a later call
+                with coll.lock:  # writes set it under the lock: one that came meanwhile stays
+                    if coll.written_at == written:
+                        coll.written_at = None
                 page_out(coll.path, _UNREAD)
         return went_quiet
 
