@@ -96,7 +96,7 @@ VECTOR_MEMORY = None
 # store: page_N, tracker, bitmask, gaps), whose contents searches read from memory. After a load,
 # also every payload index (an on-disk one, spec.disk_indexes, faults back the pages searches read)
 # and an appendable segment's vector chunks.
-_UNREAD = re.compile(r"/wal/|/payload_index/[^/]+/(page_\d+|tracker|bitmask|gaps)\.dat$")
+_INDEX_FILES = re.compile(r"/payload_index/[^/]+/(page_\d+|tracker|bitmask|gaps)\.dat$")
 _WAL = re.compile(r"/wal/")
 _LOADED = re.compile(r"/(payload_index|wal)/|/vector_storage[^/]*/vectors/chunk_")
 # Quiet times before upkeep flushes the segments, and before it pages the index files out: each
@@ -587,7 +587,7 @@ class EdgeVectorStore:
                 with coll.lock:  # writes set it under the lock: one that came meanwhile stays
                     if coll.written_at == written:
                         coll.written_at = None
-                page_out(coll.path, _UNREAD)
+                page_out(coll.path, _INDEX_FILES)  # the WAL went out above
         return went_quiet
 
     def health(self) -> ComponentHealth:
