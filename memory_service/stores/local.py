@@ -66,7 +66,7 @@ class LocalCache(_Store):
             return
         expires = None if ttl_seconds is None else time.time() + ttl_seconds
         rows = [(namespace, k, sqlite3.Binary(v), expires) for k, v in items.items()]
-        with self._db.transaction("cache.set_many") as conn:
+        with self._db.transaction("cache.set_many", durable=False) as conn:  # a lost row is a miss
             conn.executemany(
                 "INSERT OR REPLACE INTO cache(namespace, key, value, expires_at) VALUES (?, ?, ?, ?)", rows
             )

@@ -11,7 +11,11 @@ back up. Choices that matter:
   that is not durable". In WAL mode ``NORMAL`` survives an application crash but may roll back the
   last commits on power loss or an OS crash; ``FULL`` fsyncs the WAL at every commit, so a returned
   ``enqueue``/``append`` is on disk. Writes are batched (``set_many``, ``enqueue`` of a list, ``append``
-  of a list), so the price is one fsync per batch, not per row.
+  of a list), so the price is one fsync per batch, not per row. Cache writes are the exception
+  (``transaction(durable=False)``): a cached search result or vector lost to a power cut is a
+  miss, so they commit without the fsync (``synchronous=NORMAL`` for that transaction). The
+  WAL is appended in order, so the next durable commit's fsync covers them too, and a power cut
+  keeps a prefix of the commits: nothing durable is ever lost behind a cache write.
 * **One connection behind a lock** (``check_same_thread=False``). Every operation is a short
   statement (tens of microseconds, plus the fsync of a commit), so serialising them costs little,
   while connection-per-thread would leave connections of finished worker threads open and make
@@ -121,12 +125,14 @@ class LocalDB:
                 raise self._error(operation, exc) from exc
 
     @contextmanager
-    def transaction(self, operation: str) -> Iterator[sqlite3.Connection]:
+    def transaction(self, operation: str, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any error), under the lock.
 
         A transaction opened inside another one on the same thread joins it (the lock is
         reentrant, so no other thread can be in between): the write journal's commit enqueues,
         appends audit events and forgets its entry through the stores' own methods, atomically.
+        ``durable=False`` (cache rows only): committed without the fsync; one that joins an outer
+        transaction is as durable as that one.
         """
         with self.cursor(operation) as conn:
             if self._depth:
@@ -136,17 +142,23 @@ class LocalDB:
                 finally:
                     self._depth -= 1
                 return
-            conn.execute("BEGIN IMMEDIATE")
-            self._depth = 1
+            if not durable:
+                conn.execute("PRAGMA synchronous=NORMAL")
             try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:
-                    conn.rollback()
-                raise
+                conn.execute("BEGIN IMMEDIATE")
+                self._depth = 1
+                try:
+                    yield conn
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.rollback()
+                    raise
+                finally:
+                    self._depth = 0
+                conn.execute("COMMIT")
             finally:
-                self._depth = 0
-            conn.execute("COMMIT")
+                if not durable:
+                    conn.execute("PRAGMA synchronous=FULL")
 
     def retain(self) -> None:
         with self._lock:

@@ -41,6 +41,29 @@ def test_one_file_in_wal_mode_with_full_sync(db: LocalDB, tmp_path: Path) -> Non
     assert db.size_bytes() > 0
 
 
+def test_cache_rows_commit_without_the_fsync_and_everything_else_with_it(db: LocalDB) -> None:
+    seen: list[int] = []
+    with db.transaction("test", durable=False) as conn:
+        seen.append(conn.execute("PRAGMA synchronous").fetchone()[0])
+    with db.transaction("test") as conn:
+        seen.append(conn.execute("PRAGMA synchronous").fetchone()[0])
+        with db.transaction("inner", durable=False) as inner:  # joins the outer: as durable
+            seen.append(inner.execute("PRAGMA synchronous").fetchone()[0])
+    assert seen == [1, 2, 2]  # NORMAL, then FULL
+    statements: list[str] = []
+    with db.cursor("test") as conn:
+        conn.set_trace_callback(statements.append)
+    LocalCache(db).set_many("ns", {"k": b"v"})
+    cached, statements[:] = list(statements), []
+    LocalAuditLog(db).append([AuditEvent("create", "memory", "m1", "tester", {})])
+    with db.cursor("test") as conn:
+        conn.set_trace_callback(None)
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # back to FULL after it
+    assert "PRAGMA synchronous=NORMAL" in cached
+    assert "PRAGMA synchronous=NORMAL" not in statements and statements  # the audit: with the fsync
+    assert LocalCache(db).get("ns", "k") == b"v"
+
+
 def test_stores_satisfy_the_ports(db: LocalDB) -> None:
     assert isinstance(LocalCache(db), Cache)
     assert isinstance(LocalQueue(db), Queue)
