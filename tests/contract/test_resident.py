@@ -11,25 +11,13 @@ from pathlib import Path
 import pytest
 
 from memory_service.resident import page_out, trim_heap
+from tests.conftest import resident_kb
 
 pytestmark = [
     pytest.mark.contract,
     pytest.mark.skipif(sys.platform != "linux", reason="not applicable: MADV_PAGEOUT is Linux's"),
 ]
 SIZE = 8 * 1024 * 1024
-
-
-def resident_kb(path: Path) -> int:
-    """Resident KB of this process's mappings of ``path``."""
-    total, inside = 0, False
-    with open("/proc/self/smaps") as smaps:
-        for line in smaps:
-            head = line.split()
-            if re.match(r"^[0-9a-f]+-[0-9a-f]+$", head[0]):  # a mapping's first line
-                inside = len(head) > 5 and head[5] == str(path)
-            elif inside and head[0] == "Rss:":
-                total += int(head[1])
-    return total
 
 
 def mapped(path: Path, flags: int) -> tuple[mmap.mmap, object]:

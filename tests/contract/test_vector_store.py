@@ -42,7 +42,7 @@ from memory_service.core.ports import (
     VectorStore,
 )
 from memory_service.stores.qdrant_edge import EdgeVectorStore
-from tests.conftest import missing
+from tests.conftest import missing, resident_kb
 
 pytestmark = pytest.mark.contract
 
@@ -860,16 +860,7 @@ def test_edge_close_during_optimize_stops_the_child(tmp_path: Path) -> None:
 def _rss_of_indexes(root: Path, pattern: str = "/payload_index/") -> int:
     """Resident KB of this process's mappings of files under ``root`` whose path holds
     ``pattern`` (a regular expression; by default: payload index files)."""
-    total, inside = 0, False
-    with open("/proc/self/smaps") as smaps:
-        for line in smaps:
-            head = line.split()
-            if "-" in head[0] and len(head) >= 5 and ":" in head[3]:  # a mapping's first line
-                path = head[5] if len(head) > 5 else ""
-                inside = path.startswith(f"{root}/") and re.search(pattern, path) is not None
-            elif inside and head[0] == "Rss:":
-                total += int(head[1])
-    return total
+    return resident_kb(lambda path: path.startswith(f"{root}/") and re.search(pattern, path) is not None)
 
 
 def test_edge_empty_collection_holds_no_payload_index_until_its_first_points(tmp_path: Path) -> None:
