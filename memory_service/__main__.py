@@ -1,8 +1,10 @@
 """``python -m memory_service`` / ``memory-service``: the MCP server.
 
 * no command: MCP over stdio. By default the process forwards to the data directory's daemon,
-  starting it when none runs (docs/daemon.md), so that any number of sessions share one store;
-  ``--no-daemon`` (or ``MEMORY_DAEMON__ENABLED=false``) opens the stores in this process instead.
+  starting it when none runs (docs/daemon.md), so that any number of sessions share one store:
+  once the settings are checked it replaces itself with the small relay process
+  (daemon/relay.py), which never loads the settings model. ``--no-daemon`` (or
+  ``MEMORY_DAEMON__ENABLED=false``) opens the stores in this process instead.
 * ``serve --http HOST:PORT``: the daemon in the foreground, serving MCP over streamable HTTP too.
 * ``daemon``: the daemon in the foreground (what a forwarder starts in the background).
 """
@@ -121,7 +123,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
     if len(split_profiles(settings.server.profile)) > 1:
         # Profiles that clash: say so now. (One profile cannot clash, and settings checked its
-        # name: a forwarder then never imports the tools, and stays small.)
+        # name: a session then starts its relay without importing the tools, which is quicker.)
         from memory_service.tools.profiles import tools_for
 
         tools_for(settings.server.profile, settings.server.tool_names)
@@ -138,9 +140,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
         return run_daemon(settings)
     if settings.daemon.enabled and not args.no_daemon:
-        from memory_service.daemon.forwarder import run_forwarder
+        from memory_service.daemon.relay import become_relay
 
-        return run_forwarder(settings)
+        become_relay(settings)  # this process becomes the small relay to the daemon (same pid)
     from memory_service.server import build_server
 
     build_server(settings).run("stdio")

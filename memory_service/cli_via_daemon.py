@@ -22,7 +22,7 @@ from memory_service.cli_common import err_console
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.jobs import FINISHED
 from memory_service.daemon.client import DaemonSession, read_hello
-from memory_service.daemon.forwarder import DaemonUnavailable
+from memory_service.daemon.link import DaemonUnavailable
 from memory_service.daemon.paths import DaemonPaths
 from memory_service.settings import Settings
 from memory_service.stores.owner_lock import read_owner

@@ -1,7 +1,8 @@
 """A small synchronous MCP client of the daemon, for memory-cli: tools called over its socket.
 
 memory-cli cannot open the stores while the daemon owns them; it asks the daemon instead (the
-same tools the sessions call), and opens the stores itself only when no daemon runs.
+same tools the sessions call), and opens the stores itself only when no daemon runs. It speaks
+over the sessions' blocking link (link.py), one request at a time.
 """
 
 from __future__ import annotations
@@ -14,15 +15,12 @@ from typing import Any
 
 from memory_service import __version__
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError
-from memory_service.daemon.forwarder import DaemonLink, connect
 from memory_service.daemon.hello import HELLO_METHOD
+from memory_service.daemon.link import GONE, DaemonLink, connect
 from memory_service.daemon.paths import DaemonPaths
-from memory_service.daemon.wire import GONE
 from memory_service.settings import Settings
 
 PROTOCOL = "2025-06-18"
-# The connection broke: the daemon stopped (or died) under us.
-_GONE = (*GONE, ConnectionError)
 Progress = Callable[[dict[str, Any]], None]
 
 
@@ -74,18 +72,13 @@ class DaemonSession:
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._portal: Any = None
-        self._portal_cm: Any = None
         self._link: DaemonLink | None = None
         self._next = 0
 
     def __enter__(self) -> DaemonSession:
-        from anyio.from_thread import start_blocking_portal
-
-        self._portal_cm = start_blocking_portal()
-        self._portal = self._portal_cm.__enter__()
+        self._link = connect(self._settings, start=False)
         try:
-            self._link = self._portal.call(self._open)
+            self._open()
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -93,11 +86,8 @@ class DaemonSession:
 
     def __exit__(self, *exc: object) -> None:
         if self._link is not None:
-            self._portal.call(self._link.aclose)
+            self._link.close()
             self._link = None
-        if self._portal_cm is not None:
-            self._portal_cm.__exit__(None, None, None)
-            self._portal_cm = None
 
     @property
     def hello(self) -> dict[str, Any]:
@@ -106,9 +96,7 @@ class DaemonSession:
 
     def call(self, tool: str, arguments: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
         """The tool's JSON answer; ToolError for an error answer."""
-        result = self._portal.call(
-            self._request, "tools/call", {"name": tool, "arguments": arguments}, progress
-        )
+        result = self._request("tools/call", {"name": tool, "arguments": arguments}, progress)
         data: dict[str, Any] = json.loads(result["content"][0]["text"])
         if result.get("isError"):
             error = data.get("error", {})
@@ -120,10 +108,9 @@ class DaemonSession:
             )
         return data
 
-    async def _open(self) -> DaemonLink:
-        link = await connect(self._settings, start=False)
-        self._link = link
-        await self._request(
+    def _open(self) -> None:
+        assert self._link is not None
+        self._request(
             "initialize",
             {
                 "protocolVersion": PROTOCOL,
@@ -133,16 +120,13 @@ class DaemonSession:
             None,
         )
         try:
-            await link.stream.send(
+            self._link.send(
                 json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode() + b"\n"
             )
-        except _GONE as exc:
+        except GONE as exc:
             raise _gone("notifications/initialized") from exc
-        return link
 
-    async def _request(
-        self, method: str, params: dict[str, Any], progress: Progress | None
-    ) -> dict[str, Any]:
+    def _request(self, method: str, params: dict[str, Any], progress: Progress | None) -> dict[str, Any]:
         assert self._link is not None
         self._next += 1
         wanted = self._next
@@ -150,13 +134,13 @@ class DaemonSession:
             params = {**params, "_meta": {"progressToken": f"cli-{wanted}"}}
         message = {"jsonrpc": "2.0", "id": wanted, "method": method, "params": params}
         try:
-            await self._link.stream.send(json.dumps(message).encode() + b"\n")
-        except _GONE as exc:
+            self._link.send(json.dumps(message).encode() + b"\n")
+        except GONE as exc:
             raise _gone(method) from exc
         while True:
             try:
-                answer = json.loads(await self._link.receive_line())
-            except _GONE as exc:
+                answer = json.loads(self._link.receive_line())
+            except GONE as exc:
                 raise _gone(method) from exc
             if answer.get("method") == "notifications/progress" and progress is not None:
                 progress(answer.get("params", {}))

@@ -17,9 +17,11 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 
-from memory_service.daemon.wire import GONE, MAX_LINE
+from memory_service.daemon.wire import MAX_LINE
 
 logger = logging.getLogger(__name__)
+# The client went away.
+GONE = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 
 async def serve_connection(

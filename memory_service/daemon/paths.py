@@ -5,21 +5,25 @@ The socket lives in a user-only directory (``$XDG_RUNTIME_DIR`` or the temp dir,
 data directory: a Unix socket path must stay under 108 bytes, which a data directory under a
 deep project path would not. ``daemon.json`` in the data directory records the daemon's pid,
 version and socket, for forwarders (version check) and ``memory-cli daemon status``.
+
+The relay process (relay.py) gets these paths already resolved and only needs the dataclass:
+``Settings`` is only a type here, and hashlib (3.7 MB: it loads OpenSSL) and tempfile are imported by
+the functions that resolve the paths.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_service.core.errors import ServiceUnavailableError
-from memory_service.settings import Settings
+
+if TYPE_CHECKING:
+    from memory_service.settings import Settings
 
 INFO_FILENAME = "daemon.json"
 LOG_FILENAME = "daemon.log"
@@ -35,6 +39,8 @@ class DaemonPaths:
 
     @classmethod
     def of(cls, settings: Settings) -> DaemonPaths:
+        import hashlib
+
         data_dir = settings.resolved_data_dir.expanduser().resolve()
         runtime = _runtime_dir(settings)
         name = hashlib.sha256(str(data_dir).encode()).hexdigest()[:24]
@@ -70,6 +76,8 @@ class DaemonPaths:
 def _runtime_dir(settings: Settings) -> Path:
     base = settings.daemon.socket_dir
     if base is None:
+        import tempfile
+
         base = (
             Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"memory-service-{os.getuid()}"
         )
