@@ -105,6 +105,10 @@ _LOADED = re.compile(r"/(payload_index|wal)/|/vector_storage[^/]*/vectors/chunk_
 # out at every call: a write appends to its last page, nothing to fault back.)
 QUIET_SECONDS = 5.0
 INDEX_QUIET_SECONDS = 60.0
+# Writes quiet this long (at least one housekeeping tick without one): upkeep says so, and
+# housekeeping gives back the model's run buffers and the freed heap. Sooner than the flush:
+# nothing is written, and the next write re-grows what it needs (a burst's ~25 MB).
+RELEASE_QUIET_SECONDS = 2.0
 FLUSH_EVERY_SECONDS = 30.0
 
 
@@ -561,7 +565,8 @@ class EdgeVectorStore:
         flush the segments once writes are quiet for ``QUIET_SECONDS`` or unflushed for
         ``FLUSH_EVERY_SECONDS`` (the WAL made each write durable already: this bounds what a load
         replays); page out the payload index files once quiet for ``INDEX_QUIET_SECONDS``
-        (searches do not read them). Returns whether writes went quiet since the last call."""
+        (searches do not read them). Returns whether writes went quiet (for
+        ``RELEASE_QUIET_SECONDS``) since the last call."""
         now = time.monotonic()
         with self._lock:
             colls = [c for c in self._collections.values() if not c.closed]
@@ -580,7 +585,7 @@ class EdgeVectorStore:
             if coll.wal_paged != written:
                 coll.wal_paged = written
                 page_out(coll.path, _WAL)
-            if quiet and coll.quiet_seen != written:
+            if idle >= RELEASE_QUIET_SECONDS and coll.quiet_seen != written:
                 coll.quiet_seen = written
                 went_quiet = True
             if quiet and idle >= INDEX_QUIET_SECONDS:

@@ -942,11 +942,14 @@ def test_edge_gives_back_what_a_load_faults_in_and_searches_never_read(
     assert coll.unflushed_since is not None
     touched = _rss_of_indexes(tmp_path, "/payload_index/")
     assert touched > 0  # the write faulted in the pages it wrote: kept, the next write needs them
+    monkeypatch.setattr(qdrant_edge, "RELEASE_QUIET_SECONDS", 0.0)
+    assert again.upkeep() is True  # went quiet: housekeeping gives memory back
+    assert coll.unflushed_since is not None  # the segments wait longer
     monkeypatch.setattr(qdrant_edge, "QUIET_SECONDS", 0.0)
-    assert again.upkeep() is True  # went quiet: flushed
-    assert coll.unflushed_since is None
-    assert _rss_of_indexes(tmp_path, "/payload_index/") >= touched  # kept for a minute
     assert again.upkeep() is False  # reported once
+    assert coll.unflushed_since is None  # flushed
+    assert _rss_of_indexes(tmp_path, "/payload_index/") >= touched  # kept for a minute
+    assert again.upkeep() is False
     monkeypatch.setattr(qdrant_edge, "INDEX_QUIET_SECONDS", 0.0)
     assert again.upkeep() is False
     assert _rss_of_indexes(tmp_path, "/(payload_index|wal)/") < 2_000
