@@ -19,7 +19,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from memory_service import __version__
 from memory_service.daemon.hello import HELLO_METHOD
 from memory_service.daemon.paths import DaemonPaths
+from memory_service.daemon.relay import this_package
 from memory_service.daemon.wire import MAX_LINE
 from memory_service.stores.owner_lock import read_owner
 
@@ -190,7 +190,8 @@ def _spawn(paths: DaemonPaths) -> subprocess.Popen[bytes]:
     env = {**os.environ, "MEMORY_DATA_DIR": str(paths.data_dir)}
     with open(paths.log, "ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "memory_service", "daemon"],
+            # this very package, whatever the session's working directory holds (relay.py)
+            this_package("from memory_service.__main__ import main; sys.exit(main(['daemon']))"),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

@@ -28,14 +28,11 @@ from memory_service.daemon.paths import DaemonPaths
 if TYPE_CHECKING:
     from memory_service.settings import Settings
 
-# ``python -P -c BOOT ROOT HANDOVER``: the relay imports the very package that checked the settings
-# (ROOT holds it), whatever the working directory holds. ``-m`` would put the working directory
-# first on sys.path (a session opened in another checkout of this project would run that code);
-# -P keeps it off.
-BOOT = (
-    "import sys; root = sys.argv.pop(1); root in sys.path or sys.path.insert(0, root); "
-    "from memory_service.daemon.relay import main; sys.exit(main(sys.argv[1:]))"
-)
+# ``python -P -c BOOT ROOT ...``: the new interpreter imports the very package this one runs (ROOT
+# holds it), whatever the working directory holds. ``-m`` would put the working directory first on
+# sys.path (a session opened in another checkout of this project would run that code); -P keeps it
+# off. The relay and the daemon it starts (link.py) are both started this way.
+_BOOT = "import sys; root = sys.argv.pop(1); root in sys.path or sys.path.insert(0, root); "
 _COMM = Path("/proc/self/comm")  # the name ps and top show: the console script's, not "python3"
 
 
@@ -76,14 +73,23 @@ class Handover:
         return cls(paths=paths, **data)
 
 
+def this_package(code: str, *args: str) -> list[str]:
+    """The command line of an interpreter that runs ``code`` (after ``import sys``) with ``args``
+    in ``sys.argv[1:]``, importing this very ``memory_service`` package."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(memory_service.__file__)))
+    return [sys.executable, "-P", "-c", _BOOT + code, root, *args]
+
+
 def become_relay(settings: Settings) -> NoReturn:
     """Replace this process with the relay (same pid and standard streams). Raises what resolving
     the daemon's paths raises (an unusable socket directory) before replacing anything."""
     handover = Handover.of(settings)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(memory_service.__file__)))
+    command = this_package(
+        "from memory_service.daemon.relay import main; sys.exit(main(sys.argv[1:]))", handover.to_json()
+    )
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execv(sys.executable, [sys.executable, "-P", "-c", BOOT, root, handover.to_json()])
+    os.execv(command[0], command)
 
 
 def main(argv: list[str]) -> int:

@@ -28,9 +28,11 @@ RSS_LIMIT_KB = 20 * 1024
 INITIALIZED_LINE = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
 
 
-def _start(command: list[str], env: dict[str, str], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
+def _start(
+    command: list[str], env: dict[str, str], stderr: IO[bytes], cwd: Path = REPO
+) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        command, env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
+        command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
     )
 
 
@@ -93,10 +95,35 @@ def test_a_session_relays_through_a_small_process_without_pydantic(tmp_path: Pat
     daemon_gone(tmp_path / "data")
 
 
-def test_the_relay_keeps_the_commands_name_and_log_level(tmp_path: Path) -> None:
+def _script() -> Path:
     script = Path(sys.executable).with_name("memory-service")  # what Claude Code runs
     if not script.exists():
         missing(f"{script} is not installed: run `make install`")
+    return script
+
+
+def test_a_session_in_another_checkout_runs_this_package_and_its_daemon(tmp_path: Path) -> None:
+    """A session opened in a folder holding another ``memory_service`` package (a checkout of this
+    project, another version) runs the installed one: the relay, and the daemon it starts."""
+    checkout = tmp_path / "checkout"
+    (checkout / "memory_service").mkdir(parents=True)
+    (checkout / "memory_service" / "__init__.py").write_text('raise SystemExit("the wrong memory_service")\n')
+    env = server_env(tmp_path / "data", model=None)
+    log = tmp_path / "stderr.log"
+    with log.open("wb") as stderr:
+        proc = _start([str(_script())], env, stderr, cwd=checkout)
+        try:
+            _session(proc, calls=1)
+        finally:
+            code = _close(proc)
+    assert code == 0, log.read_text()
+    daemon_log = (tmp_path / "data" / "daemon.log").read_text()
+    assert "the wrong memory_service" not in daemon_log + log.read_text()
+    daemon_gone(tmp_path / "data")
+
+
+def test_the_relay_keeps_the_commands_name_and_log_level(tmp_path: Path) -> None:
+    script = _script()
     env = {**server_env(tmp_path / "data", model=None), "MEMORY_SERVER__LOG_LEVEL": "WARNING"}
     log = tmp_path / "stderr.log"
     with log.open("wb") as stderr:
