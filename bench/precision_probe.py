@@ -1,15 +1,16 @@
 """Probe: int8 matrix products with one activation scale per token, against fp32 (issue 16, item 5).
 
-Not a precision the server offers yet. ONNX Runtime's dynamic quantiser (the ``int8`` precision)
-scales all of a run's activations with one number, which costs code_search its target and makes a
-text's vector depend on its neighbours in a run (so the server embeds one text per run). This
-probe rewrites each MatMul with a constant weight into: the row-wise absolute maximum of its input
-(one scale per token), the input rounded to uint8 around 128, ``MatMulInteger`` with the weight
-in int8 (one scale per output channel), and the int32 result scaled back. The feed-forward
-down-projections (weights taller than wide, fed by GELU) stay fp32 by default, as in the int8
-precision. It prints the texts per second of the fp32 model and of the rewritten one (two
-single-thread runs of 8 texts at once, as the server embeds), each text's cosine against fp32,
-and whether a text's vector depends on its batch:
+The server offers it as ``MEMORY_EMBEDDING__PRECISION=int8-rows`` (embeddings/quantize.py,
+``row_scaled``); this probe measures the model alone, without the server. ONNX Runtime's dynamic
+quantiser (the ``int8`` precision) scales all of a run's activations with one number, which costs
+code_search its target and makes a text's vector depend on its neighbours in a run (so the
+server embeds one text per run). Here each MatMul with a constant weight becomes: the row-wise
+absolute maximum of its input (one scale per token), the input rounded to uint8 around 128,
+``MatMulInteger`` with the weight in int8 (one scale per output channel), and the int32 result
+scaled back. The feed-forward down-projections (weights taller than wide, fed by GELU) stay fp32
+by default, as in the int8 precision. It prints the texts per second of the fp32 model and of the
+rewritten one (two single-thread runs of 8 texts at once, as the server embeds), each text's
+cosine against fp32, and whether a text's vector depends on its run:
 
     .venv/bin/python bench/precision_probe.py [--all-layers] [--save DIR]
 
@@ -33,59 +34,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import memories
 from memory_service.core.models import derive_title, embedding_text
+from memory_service.embeddings.quantize import _down_projections, row_scaled
 from tests.conftest import model_path
 
 
 def rewrite(source: Path, target: Path, *, all_layers: bool) -> int:
     """Write the row-scaled int8 model of ``source`` to ``target``; how many MatMuls it rewrote."""
     import onnx
-    from onnx import TensorProto, helper, numpy_helper
 
     model = onnx.load(str(source))
-    graph = model.graph
-    weights = {t.name: t for t in graph.initializer}
-    nodes: list[Any] = []
-    added: list[Any] = []
-    done = 0
-    for node in graph.node:
-        weight = weights.get(node.input[1]) if node.op_type == "MatMul" else None
-        if weight is None or len(weight.dims) != 2 or (not all_layers and weight.dims[0] > weight.dims[1]):
-            nodes.append(node)
-            continue
-        w = numpy_helper.to_array(weight).astype(np.float32)
-        w_scale = np.abs(w).max(axis=0) / 127.0
-        w_scale[w_scale == 0] = 1.0
-        p, x, y = f"rowq{done}", node.input[0], node.output[0]
-        added += [
-            numpy_helper.from_array(np.clip(np.round(w / w_scale), -127, 127).astype(np.int8), p + "_wq"),
-            numpy_helper.from_array(w_scale.astype(np.float32), p + "_ws"),
-            numpy_helper.from_array(np.array(127.0, dtype=np.float32), p + "_127"),
-            numpy_helper.from_array(np.array(1e-8, dtype=np.float32), p + "_eps"),
-            numpy_helper.from_array(np.array(128.0, dtype=np.float32), p + "_128f"),
-            numpy_helper.from_array(np.array(128, dtype=np.uint8), p + "_zp"),
-            numpy_helper.from_array(np.array(0, dtype=np.int8), p + "_wzp"),
-        ]
-        nodes += [
-            helper.make_node("Abs", [x], [p + "_abs"]),
-            helper.make_node("ReduceMax", [p + "_abs"], [p + "_max"], axes=[-1], keepdims=1),
-            helper.make_node("Max", [p + "_max", p + "_eps"], [p + "_max1"]),
-            helper.make_node("Div", [p + "_max1", p + "_127"], [p + "_xs"]),  # one scale per token
-            helper.make_node("Div", [x, p + "_xs"], [p + "_xd"]),
-            helper.make_node("Round", [p + "_xd"], [p + "_xr"]),
-            helper.make_node("Add", [p + "_xr", p + "_128f"], [p + "_xa"]),
-            helper.make_node("Cast", [p + "_xa"], [p + "_xq"], to=TensorProto.UINT8),
-            helper.make_node("MatMulInteger", [p + "_xq", p + "_wq", p + "_zp", p + "_wzp"], [p + "_yi"]),
-            helper.make_node("Cast", [p + "_yi"], [p + "_yf"], to=TensorProto.FLOAT),
-            helper.make_node("Mul", [p + "_yf", p + "_xs"], [p + "_y1"]),
-            helper.make_node("Mul", [p + "_y1", p + "_ws"], [y]),
-        ]
-        done += 1
-    del graph.node[:]
-    graph.node.extend(nodes)
-    used = {name for n in graph.node for name in n.input}
-    kept = [t for t in [*graph.initializer, *added] if t.name in used]
-    del graph.initializer[:]
-    graph.initializer.extend(kept)
+    keep = set() if all_layers else set(_down_projections(model.graph))
+    done = row_scaled(model, keep)
     onnx.save(model, str(target))
     return done
 

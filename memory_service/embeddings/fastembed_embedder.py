@@ -198,10 +198,14 @@ class FastEmbedder:
 
         settings = self._settings
         if settings.precision != "fp32":
-            tables = settings.precision == "mixed"
+            tables, rows = settings.precision == "mixed", settings.precision == "int8-rows"
             try:
-                cache = fastembed_cache_dir() / ("int8-table" if tables else "int8")
-                folder = int8_folder(folder, settings.model_name, cache, model_file, tables_only=tables)
+                cache = fastembed_cache_dir() / {"mixed": "int8-table", "int8-rows": "int8-rows"}.get(
+                    settings.precision, "int8"
+                )
+                folder = int8_folder(
+                    folder, settings.model_name, cache, model_file, tables_only=tables, rows=rows
+                )
             except Exception as exc:  # onnx missing, unreadable or unwritable files: fp32 still works
                 logger.warning(
                     "embedding model %s: no %s copy (%s: %s), so the fp32 weights in %s are used",

@@ -35,8 +35,11 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -64,11 +67,14 @@ def int8_folder(
     model_file: str = MODEL_FILE,
     *,
     tables_only: bool = False,
+    rows: bool = False,
 ) -> Path:
     """The folder of the int8 model derived from ``source`` (a folder with an fp32 model, at
     ``model_file`` inside it, and its tokenizer files), quantising it first if this source was
     never quantised here; the copy keeps the same layout. ``source`` itself when its model is
     already quantised. ``tables_only``: only the token-embedding tables (precision ``mixed``).
+    ``rows``: the layers with one activation scale per token (precision ``int8-rows``,
+    :func:`row_scaled`).
 
     Raises:
         ImportError: the ``onnx`` package is missing. OSError, ValueError: the model cannot be read
@@ -94,6 +100,9 @@ def int8_folder(
         (work / model_file).parent.mkdir(parents=True, exist_ok=True)
         if tables_only:
             _quantise(model, work / model_file, [], ops=["Gather"])
+        elif rows:
+            row_scaled(model, keep=set(_down_projections(model.graph)))
+            onnx.save(model, str(work / model_file))
         else:
             _quantise(model, work / model_file, _down_projections(model.graph))
         for item in source.iterdir():  # the tokenizer and config files
@@ -103,7 +112,7 @@ def int8_folder(
         logger.info(
             "embedding model %s quantised to int8 (%s) in %.1f s: %s",
             model_name,
-            "token tables" if tables_only else "layers",
+            "token tables" if tables_only else "layers, a scale per token" if rows else "layers",
             time.monotonic() - started,
             target,
         )
@@ -119,6 +128,66 @@ def is_quantised(model_file: Path) -> bool:
     weights, which is no such operator: its name is spelt with a small q."""
     with model_file.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
         return data.find(_QUANTISED_MARK) >= 0
+
+
+def row_scaled(model: Any, keep: Collection[str] = ()) -> int:
+    """Rewrite, in ``model``, each MatMul with a constant 2-D weight (but the nodes named in
+    ``keep``) into int8 arithmetic with one activation scale per token; how many it rewrote.
+
+    ONNX Runtime's dynamic quantiser scales a whole run's activations with one number: a text's
+    vector then depends on the other texts of its run, and code_search lost its target. Here each
+    row of the input (a token) gets its own scale (its largest absolute value / 127) and is
+    rounded to uint8 around 128; the weight is int8 with one scale per output channel;
+    ``MatMulInteger`` multiplies them (exact int32 sums) and the result is scaled back. A token's
+    output depends on nothing but that token, so runs of several texts stay.
+    """
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = model.graph
+    weights = {t.name: t for t in graph.initializer}
+    nodes: list[Any] = []
+    added: list[Any] = []
+    done = 0
+    for node in graph.node:
+        weight = weights.get(node.input[1]) if node.op_type == "MatMul" else None
+        if weight is None or len(weight.dims) != 2 or node.name in keep:
+            nodes.append(node)
+            continue
+        w = numpy_helper.to_array(weight).astype(np.float32)
+        w_scale = np.abs(w).max(axis=0) / 127.0
+        w_scale[w_scale == 0] = 1.0
+        p, x, y = f"rowq{done}", node.input[0], node.output[0]
+        added += [
+            numpy_helper.from_array(np.clip(np.round(w / w_scale), -127, 127).astype(np.int8), p + "_wq"),
+            numpy_helper.from_array(w_scale.astype(np.float32), p + "_ws"),
+            numpy_helper.from_array(np.array(127.0, dtype=np.float32), p + "_127"),
+            numpy_helper.from_array(np.array(1e-8, dtype=np.float32), p + "_eps"),
+            numpy_helper.from_array(np.array(128.0, dtype=np.float32), p + "_128f"),
+            numpy_helper.from_array(np.array(128, dtype=np.uint8), p + "_zp"),
+            numpy_helper.from_array(np.array(0, dtype=np.int8), p + "_wzp"),
+        ]
+        nodes += [
+            helper.make_node("Abs", [x], [p + "_abs"]),
+            helper.make_node("ReduceMax", [p + "_abs"], [p + "_max"], axes=[-1], keepdims=1),
+            helper.make_node("Max", [p + "_max", p + "_eps"], [p + "_max1"]),
+            helper.make_node("Div", [p + "_max1", p + "_127"], [p + "_xs"]),  # one scale per token
+            helper.make_node("Div", [x, p + "_xs"], [p + "_xd"]),
+            helper.make_node("Round", [p + "_xd"], [p + "_xr"]),
+            helper.make_node("Add", [p + "_xr", p + "_128f"], [p + "_xa"]),
+            helper.make_node("Cast", [p + "_xa"], [p + "_xq"], to=TensorProto.UINT8),
+            helper.make_node("MatMulInteger", [p + "_xq", p + "_wq", p + "_zp", p + "_wzp"], [p + "_yi"]),
+            helper.make_node("Cast", [p + "_yi"], [p + "_yf"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", [p + "_yf", p + "_xs"], [p + "_y1"]),
+            helper.make_node("Mul", [p + "_y1", p + "_ws"], [y]),
+        ]
+        done += 1
+    del graph.node[:]
+    graph.node.extend(nodes)
+    used = {name for n in graph.node for name in n.input}
+    kept = [t for t in [*graph.initializer, *added] if t.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    return done
 
 
 def _down_projections(graph: Any) -> list[str]:

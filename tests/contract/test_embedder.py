@@ -249,6 +249,33 @@ def test_mixed_precision_by_default_quantises_only_the_token_tables(embedder: Fa
 
 
 @needs_model
+def test_int8_rows_scales_each_token_alone_so_runs_of_several_texts_stay(embedder: FastEmbedder) -> None:
+    """precision int8-rows: the layers in int8 with one activation scale per token. Its own
+    copy, texts embedded several per run, each text's vector independent of its neighbours, and
+    within cosine 0.995 of the fp32 export's (the int8 precision's per-run scale gave 0.991)."""
+    rows = FastEmbedder(EmbeddingSettings(model_path=MODEL, precision="int8-rows"), None)
+    fp32 = FastEmbedder(EmbeddingSettings(model_path=MODEL, precision="fp32"), None)
+    assert rows.wait_ready(60) and fp32.wait_ready(60), (rows.failure_reason, fp32.failure_reason)
+    assert rows.model_folder is not None and rows.model_folder.parent == fastembed_cache_dir() / "int8-rows"
+    assert not rows.one_text_per_run
+    assert len({rows.namespace, fp32.namespace, embedder.namespace}) == 3  # never mixed in the cache
+    texts = [
+        "Validate the request body before writing the record",
+        "def parse(argv):\n    return [a for a in argv[1:] if not a.startswith('-')]",
+        "We chose PostgreSQL over MongoDB because the billing data is relational. " * 4,
+        "PR-123",
+    ]
+    ours, exact = rows.embed_documents(texts), fp32.embed_documents(texts)
+    for a, b in zip(ours, exact, strict=True):
+        assert 0.995 < cosine(a, b) < 1 - 1e-6  # near, but int8 arithmetic
+    assert cosine(rows.embed_query("ok"), fp32.embed_query("ok")) > 0.98  # one word: 0.985 (int8: 0.987)
+    model = rows._require_model()
+    together = [[float(x) for x in v] for v in model.embed(texts, batch_size=len(texts))]
+    for text, vector in zip(texts, together, strict=True):
+        assert cosine(vector, raw_embed(rows, text)) > 1 - 1e-6  # no neighbour changes it
+
+
+@needs_model
 def test_int8_copy_that_cannot_be_made_falls_back_to_fp32_with_a_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -404,7 +431,7 @@ def test_no_path_int8_quantises_the_model_fastembed_cached(
 
 
 @needs_model
-@pytest.mark.parametrize("precision", ["fp32", "mixed", "int8"])
+@pytest.mark.parametrize("precision", ["fp32", "mixed", "int8", "int8-rows"])
 def test_a_cached_model_whose_weights_are_not_model_onnx_loads(
     precision: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
