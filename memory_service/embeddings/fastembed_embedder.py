@@ -43,7 +43,7 @@ from memory_service.embeddings.model_source import (
     offline_flag,
     probe_hub,
 )
-from memory_service.embeddings.quantize import int8_folder, is_quantised
+from memory_service.embeddings.quantize import COPIES, int8_folder, is_quantised
 from memory_service.resident import trim_heap
 from memory_service.settings import EmbeddingSettings
 
@@ -198,13 +198,10 @@ class FastEmbedder:
 
         settings = self._settings
         if settings.precision != "fp32":
-            tables, rows = settings.precision == "mixed", settings.precision == "int8-rows"
             try:
-                cache = fastembed_cache_dir() / {"mixed": "int8-table", "int8-rows": "int8-rows"}.get(
-                    settings.precision, "int8"
-                )
+                cache = fastembed_cache_dir() / COPIES[settings.precision][0]
                 folder = int8_folder(
-                    folder, settings.model_name, cache, model_file, tables_only=tables, rows=rows
+                    folder, settings.model_name, cache, model_file, precision=settings.precision
                 )
             except Exception as exc:  # onnx missing, unreadable or unwritable files: fp32 still works
                 logger.warning(

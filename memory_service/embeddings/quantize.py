@@ -46,6 +46,12 @@ import numpy as np
 logger = logging.getLogger(__name__)
 
 MODEL_FILE = "model.onnx"
+# Each precision's copy: its folder under fastembed's cache, and what it quantises (for the log).
+COPIES = {
+    "int8": ("int8", "layers"),
+    "mixed": ("int8-table", "token tables"),
+    "int8-rows": ("int8-rows", "layers, a scale per token"),
+}
 # In the name of the operator every quantised graph holds: QuantizeLinear (static quantisation,
 # QLinear* operators) or DynamicQuantizeLinear (dynamic, before MatMulInteger).
 _QUANTISED_MARK = b"QuantizeLinear"
@@ -68,15 +74,14 @@ def int8_folder(
     cache_root: Path,
     model_file: str = MODEL_FILE,
     *,
-    tables_only: bool = False,
-    rows: bool = False,
+    precision: str = "int8",
 ) -> Path:
     """The folder of the int8 model derived from ``source`` (a folder with an fp32 model, at
     ``model_file`` inside it, and its tokenizer files), quantising it first if this source was
     never quantised here; the copy keeps the same layout. ``source`` itself when its model is
-    already quantised. ``tables_only``: only the token-embedding tables (precision ``mixed``).
-    ``rows``: the layers with one activation scale per token (precision ``int8-rows``,
-    :func:`row_scaled`).
+    already quantised. ``precision`` says what is quantised (:data:`COPIES`): ``int8`` the
+    layers, ``mixed`` only the token-embedding tables, ``int8-rows`` the layers with one
+    activation scale per token (:func:`row_scaled`).
 
     Raises:
         ImportError: the ``onnx`` package is missing. OSError, ValueError: the model cannot be read
@@ -100,9 +105,9 @@ def int8_folder(
         started = time.monotonic()
         model = onnx.load(str(source_file))
         (work / model_file).parent.mkdir(parents=True, exist_ok=True)
-        if tables_only:
+        if precision == "mixed":
             _quantise(model, work / model_file, [], ops=["Gather"])
-        elif rows:
+        elif precision == "int8-rows":
             row_scaled(model, keep=set(_down_projections(model.graph)))
             onnx.save(model, str(work / model_file))
         else:
@@ -114,7 +119,7 @@ def int8_folder(
         logger.info(
             "embedding model %s quantised to int8 (%s) in %.1f s: %s",
             model_name,
-            "token tables" if tables_only else "layers, a scale per token" if rows else "layers",
+            COPIES[precision][1],
             time.monotonic() - started,
             target,
         )
