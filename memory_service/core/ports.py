@@ -9,6 +9,7 @@ All methods are synchronous; the MCP layer runs them in worker threads.
 from __future__ import annotations
 
 import builtins
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -463,6 +464,13 @@ class AuditEvent:
         # the memory itself holds the full text (ids, hashes and field names are short anyway).
         object.__setattr__(self, "details", clip_value(details, AUDIT_TEXT_CHARS, items=AUDIT_ITEMS))
 
+    def at(self, timestamp: str) -> AuditEvent:
+        """This event with its time set: a copy whose details are not checked again (they were,
+        when it was made; ``dataclasses.replace`` would mask and clip them a second time)."""
+        event = copy.copy(self)
+        object.__setattr__(event, "timestamp", timestamp)  # frozen
+        return event
+
 
 @dataclass(frozen=True)
 class AuditQuery:
@@ -626,7 +634,11 @@ class Embedder(Protocol):
         """Block until the model is loaded or failed; True when usable."""
         ...
 
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+    def embed_documents(self, texts: Sequence[str], *, remember: bool = True) -> list[list[float]]:
+        """Vectors in input order. ``remember``: look the texts up in the shared cache and keep
+        their vectors there; False for texts unlikely to come again (a memory's vectors are
+        stored with it), which spares the cache's read and commit."""
+        ...
 
     def embed_query(self, text: str) -> list[float]: ...
 

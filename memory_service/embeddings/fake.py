@@ -72,7 +72,7 @@ class FakeEmbedder(_StaticEmbedder):
             return vec
         return [x / norm for x in vec]
 
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed_documents(self, texts: Sequence[str], *, remember: bool = True) -> list[list[float]]:
         return [self._vector(t) for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
@@ -93,7 +93,7 @@ class UnavailableEmbedder(_StaticEmbedder):
         super().__init__(model_name, dim)
         self.reason = reason
 
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed_documents(self, texts: Sequence[str], *, remember: bool = True) -> list[list[float]]:
         raise unavailable_error(self._model_name, self.reason)
 
     def embed_query(self, text: str) -> list[float]:

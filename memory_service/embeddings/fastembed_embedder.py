@@ -311,9 +311,10 @@ class FastEmbedder:
                 self._cache_hits += 1
         return vector.tolist()
 
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        """Vectors in input order; cached texts are not re-embedded, duplicates embedded once."""
-        return self._embed(texts, keys=[text_key(t) for t in texts], shared=True)
+    def embed_documents(self, texts: Sequence[str], *, remember: bool = True) -> list[list[float]]:
+        """Vectors in input order, duplicates embedded once; with ``remember``, cached texts are
+        not re-embedded and the others are cached."""
+        return self._embed(texts, keys=[text_key(t) for t in texts], shared=remember)
 
     def _embed(self, texts: Sequence[str], *, keys: list[str], shared: bool) -> list[list[float]]:
         """Embed what the shared cache (when ``shared``) does not hold, and keep it there."""

@@ -100,9 +100,9 @@ class TimedEmbedder:
         self._docs = (metrics.embed_duration.labels("documents"), metrics.embed_batch.labels("documents"))
         self._query = (metrics.embed_duration.labels("query"), metrics.embed_batch.labels("query"))
 
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed_documents(self, texts: Sequence[str], *, remember: bool = True) -> list[list[float]]:
         started = time.perf_counter()
-        vectors: list[list[float]] = self._inner.embed_documents(texts)
+        vectors: list[list[float]] = self._inner.embed_documents(texts, remember=remember)
         self._docs[0].observe(time.perf_counter() - started)
         self._docs[1].observe(len(texts))
         return vectors

@@ -109,6 +109,18 @@ def test_repeat_is_a_cache_hit(embedder: FastEmbedder, cache: LocalCache) -> Non
     assert cache.get(embedder.namespace, text_key(text)) is not None
 
 
+def test_documents_not_remembered_skip_the_shared_cache(embedder: FastEmbedder, cache: LocalCache) -> None:
+    """``remember=False`` (a memory's own texts): neither looked up nor kept, same vectors."""
+    kept, passing = "kept: the drain applies the outbox", "passing: the writer skips the cache"
+    reference = embedder.embed_documents([kept])[0]
+    before = cache.stats()
+    out = embedder.embed_documents([passing, kept], remember=False)
+    assert cache.get(embedder.namespace, text_key(passing)) is None
+    assert cache.stats()["hits"] == before["hits"]  # the cached one was embedded again
+    assert np.allclose(out[1], reference, atol=1e-6)
+    assert np.allclose(out[0], raw_embed(embedder, passing), atol=1e-5)
+
+
 def test_queries_are_remembered_in_process_not_in_the_shared_cache(
     embedder: FastEmbedder, cache: LocalCache
 ) -> None:

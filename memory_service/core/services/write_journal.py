@@ -70,7 +70,7 @@ RELINK = "relink"  # an index pass is running (services.index_write): not a writ
 def stamp(events: list[AuditEvent] | tuple[AuditEvent, ...]) -> list[AuditEvent]:
     """Events with their time fixed now, so a replayed event says when the write happened."""
     now = datetime.now(UTC).isoformat(timespec="microseconds")
-    return [e if e.timestamp else replace(e, timestamp=now) for e in events]
+    return [e if e.timestamp else e.at(now) for e in events]
 
 
 def records_body(
@@ -123,7 +123,7 @@ def code_body(
 
 
 def _event_json(event: AuditEvent) -> dict[str, Any]:
-    data = asdict(event)
+    data = dict(vars(event))  # its details are JSON already (checked when the event was made)
     data.pop("seq", None)
     return data
 

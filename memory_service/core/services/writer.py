@@ -100,11 +100,15 @@ class RecordWriter:
         self._incomplete_open = 0  # ... and not yet stored
 
     def embed(self, texts: Sequence[str]) -> list[list[float]] | None:
-        """Dense vectors for texts, or None when no model is usable (records then go lexical-only)."""
+        """Dense vectors for texts, or None when no model is usable (records then go lexical-only).
+
+        Not kept in the embedding cache: a memory's vectors are stored with it, and its text
+        rarely comes again (a repeat is skipped before embedding, an edit is a new text); the
+        cache's lookup and commit cost a bulk add of 100 about 5 ms."""
         embedder = self._stores.embedder
         if not texts or not embedder.wait_ready(self._model_wait_seconds):
             return None
-        return embedder.embed_documents(list(texts))
+        return embedder.embed_documents(list(texts), remember=False)
 
     def write(
         self,

@@ -55,3 +55,19 @@ def test_audit_events_never_store_input_whole() -> None:
     event = AuditEvent("create", "memory", "id", "actor", {"rationale": "r" * 2000, "blob": "b" * 1_000_000})
     assert event.details["rationale"] == "r" * 2000
     assert len(event.details["blob"]) == 4000
+
+
+def test_stamping_an_event_keeps_its_checked_details_and_leaves_it_as_it_was() -> None:
+    from memory_service.core.services.write_journal import _event_json, stamp
+
+    secret = "ghp_" + "a1B2" * 9  # a GitHub token shape: masked once, when the event is made
+    event = AuditEvent("create", "memory", "id", "actor", {"note": secret, "blob": "b" * 1_000_000})
+    [stamped] = stamp([event])
+    assert stamped.timestamp and event.timestamp is None
+    assert stamped.details == event.details and secret not in str(stamped.details)
+    assert stamped.details["redacted"] == event.details["redacted"]  # not noted twice
+    assert _event_json(stamped) == {
+        "operation": "create", "entity_type": "memory", "entity_id": "id", "actor": "actor",
+        "details": event.details, "timestamp": stamped.timestamp,
+    }  # fmt: skip
+    assert stamp([stamped]) == [stamped]  # a stamped event keeps its time
