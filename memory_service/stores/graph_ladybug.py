@@ -69,6 +69,12 @@ UPSERT_NODES = (
     "SET n.name = r.name, n.type = r.type, n.props = r.props"
 )
 ENSURE_NODES = "UNWIND $ids AS i MERGE (n:`{label}` {{id: i}})"
+# MERGE costs ~65 µs a node here, CREATE ~17: the ids already there are looked up first (~1.5 µs
+# each) and only those are merged; a bulk add's new memories are created.
+KNOWN_NODES = "UNWIND $ids AS i MATCH (n:`{label}`) WHERE n.id = i RETURN n.id"
+CREATE_NODES = (
+    "UNWIND $rows AS r CREATE (n:`{label}` {{id: r.id, name: r.name, type: r.type, props: r.props}})"
+)
 # WHERE a.id = r.a, not (a:T {id: r.a}): the pattern form is far slower inside UNWIND.
 UPSERT_EDGES = (
     "UNWIND $rows AS r MATCH (a:`{src}`) WHERE a.id = r.a MATCH (b:`{dst}`) WHERE b.id = r.b "
@@ -259,12 +265,19 @@ class LadybugGraphStore:
     def upsert_nodes(self, nodes: Sequence[GraphNode]) -> None:
         """MERGE by (label, id); name, type and props are replaced by the given ones."""
         by_label = node_rows(nodes)
-        with self._guard("upsert_nodes") as conn:
+        with self._guard("upsert_nodes") as conn:  # the lookup and the writes: one step for others
             conn = self._ensure(conn, labels=by_label)
-            for label, by_id in by_label.items():
-                rows = list(by_id.values())
-                for i in range(0, len(rows), _CHUNK):
-                    self._rows(conn, UPSERT_NODES.format(label=label), {"rows": rows[i : i + _CHUNK]})
+            with self._transaction(conn):
+                for label, by_id in by_label.items():
+                    rows = list(by_id.values())
+                    for i in range(0, len(rows), _CHUNK):
+                        chunk = rows[i : i + _CHUNK]
+                        ids = {"ids": [r["id"] for r in chunk]}
+                        known = {row[0] for row in self._rows(conn, KNOWN_NODES.format(label=label), ids)}
+                        if new := [r for r in chunk if r["id"] not in known]:
+                            self._rows(conn, CREATE_NODES.format(label=label), {"rows": new})
+                        if old := [r for r in chunk if r["id"] in known]:
+                            self._rows(conn, UPSERT_NODES.format(label=label), {"rows": old})
 
     def upsert_edges(self, edges: Sequence[GraphEdge]) -> None:
         """MERGE by (type, source, target); missing endpoints are created (id only), never dropped."""

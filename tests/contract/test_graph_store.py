@@ -141,6 +141,19 @@ def test_upsert_nodes_is_idempotent_and_updates(store: GraphStore) -> None:
     assert rows[0]["m"]["extra"] == 3 and rows[0]["m"]["type"] == "note"
 
 
+def test_one_upsert_of_known_and_new_nodes_updates_the_one_and_creates_the_other(store: GraphStore) -> None:
+    """The embedded store creates the ids it does not hold and merges the others: one call of
+    both kinds, repeated, leaves one node per id with the last properties."""
+    store.upsert_nodes([node("Memory", f"k{i}", name=f"old {i}", type="note") for i in range(3)])
+    batch = [node("Memory", f"k{i}", name=f"new {i}", type="note", extra=i) for i in range(6)]
+    store.upsert_nodes(batch)
+    store.upsert_nodes(batch)
+    assert store.count_nodes_by_label() == {"Memory": 6}
+    rows = store.query("MATCH (m:Memory) RETURN m.id AS id, m.name AS name, m AS m ORDER BY id")
+    got = [(r["id"], r["name"], r["m"]["extra"]) for r in rows]
+    assert got == [(f"k{i}", f"new {i}", i) for i in range(6)]
+
+
 def test_edges_of_several_types_and_label_pairs(store: GraphStore) -> None:
     build_graph(store)
     assert store.count_edges_by_type() == {"DEPENDS_ON": 3, "SUPERSEDES": 1, "IMPLEMENTS": 1, "CONTAINS": 1}
