@@ -353,11 +353,17 @@ def _candidates(text: str) -> Iterator[_Candidate]:
 
 
 MEMO_CHARS = 2048  # texts up to this long are remembered (a write scans its strings 2-3 times)
+# Whole strings of the shapes the service makes by the hundred in a write (record ids, content
+# hashes): no detector matches in them (tests/unit/core/test_redaction.py checks on random ones),
+# and a scan takes ~13 µs each, fresh every time (a new id is never remembered).
+_OWN_SHAPES = re.compile(
+    r"(?:sha256:)?[0-9a-f]{64}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
 
 
 def find_secrets(text: str) -> list[Finding]:
     """Every secret in ``text``: non-overlapping, sorted by start; the longest span wins a clash."""
-    if not text:
+    if not text or _OWN_SHAPES.fullmatch(text):
         return []
     if len(text) <= MEMO_CHARS:
         return list(_remembered(text))

@@ -307,3 +307,30 @@ def test_configure_logging_installs_the_filter() -> None:
         for handler in handlers:
             root.addHandler(handler)
         root.setLevel(level)
+
+
+def test_ids_and_hashes_the_service_makes_are_skipped_as_a_scan_would_find_nothing_in_them() -> None:
+    """find_secrets skips whole strings shaped like record ids and content hashes: a full scan
+    finds nothing in random ones either (a detector that would is caught here), and the same
+    shapes inside a longer text, or next to a secret, are scanned as any text."""
+    import hashlib
+    import os
+    import random
+    import uuid
+
+    from memory_service.core.redaction import _scan
+
+    rng = random.Random(16)
+    shapes = []
+    for _ in range(3000):
+        shapes.append(str(uuid.UUID(int=rng.getrandbits(128), version=4)))
+        digest = hashlib.sha256(rng.randbytes(16)).hexdigest()
+        shapes += [digest, f"sha256:{digest}"]
+    shapes.append(str(uuid.uuid4()))
+    shapes.append(hashlib.sha256(os.urandom(8)).hexdigest())
+    assert [s for s in shapes if _scan(s)] == []
+    assert all(find_secrets(s) == [] for s in shapes)
+    token = "ghp_" + "a1B2" * 9
+    assert find_secrets(f"{shapes[0]} {token}") and find_secrets(f"token={shapes[1]}") == _scan(
+        f"token={shapes[1]}"
+    )
