@@ -109,13 +109,15 @@ class Forwarder:
         for line in _lines(fd):
             if not line.strip():
                 continue
-            line, request_id = self._note(line if line.endswith(b"\n") else line + b"\n")
-            if self._fatal is not None:
-                if request_id is not None:
-                    self._pending.pop(_id_key(request_id), None)
-                    self._write(_error_line(request_id, self._fatal))
-                continue
+            # Noted and sent in one step under the lock: a reconnect then either replays it (noted
+            # before) or comes first and leaves it to this send, never both (two answers to an id).
             with self._lock:
+                line, request_id = self._note(line if line.endswith(b"\n") else line + b"\n")
+                if self._fatal is not None:
+                    if request_id is not None:
+                        self._pending.pop(_id_key(request_id), None)
+                        self._write(_error_line(request_id, self._fatal))
+                    continue
                 if self._link is not None:
                     with contextlib.suppress(*GONE):
                         self._link.send(line)  # if it failed: re-sent after reconnecting
