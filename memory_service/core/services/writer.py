@@ -103,7 +103,7 @@ class RecordWriter:
         """Dense vectors for texts, or None when no model is usable (records then go lexical-only).
 
         Not kept in the embedding cache: a memory's vectors are stored with it, and its text
-        rarely comes again (a repeat is skipped before embedding, an edit is a new text); the
+        rarely comes again (dedupe skips a repeat before embedding, an edit is a new text); the
         cache's lookup and commit cost a bulk add of 100 about 5 ms."""
         embedder = self._stores.embedder
         if not texts or not embedder.wait_ready(self._model_wait_seconds):
