@@ -42,7 +42,7 @@ from memory_service.app import open_services
 from memory_service.core.models import derive_title, embedding_text
 from memory_service.core.ports import PayloadFilter
 from memory_service.core.records import MEMORIES
-from memory_service.embeddings.fastembed_embedder import FastEmbedder
+from memory_service.embeddings.fastembed_embedder import TOKENIZER_THREADS_VARIABLE, FastEmbedder
 from memory_service.server import build_server
 from memory_service.settings import Settings
 from tests.conftest import daemon_gone
@@ -134,12 +134,16 @@ def raw_embedder(texts: list[str], model: Path, out: dict[str, Any]) -> None:
 
     settings = Settings(embedding={"model_path": model}).embedding  # MEMORY_EMBEDDING__* apply
     rates: dict[str, float] = {}
+    user_choice = os.environ.get(TOKENIZER_THREADS_VARIABLE)
     ours = FastEmbedder(settings)
-    ours.wait_ready(120)
+    ours.wait_ready(120)  # it turns the tokenizer's own threads off, unless the user chose
     weights = ours.model_folder or model  # the server's weights (its int8 copy with precision int8)
     plain = TextEmbedding(
         model_name=settings.model_name, specific_model_path=str(weights), threads=settings.threads
     )
+    ours_choice = os.environ.pop(TOKENIZER_THREADS_VARIABLE, None)
+    if user_choice is not None:  # fastembed as the user's environment runs it
+        os.environ[TOKENIZER_THREADS_VARIABLE] = user_choice
     list(plain.embed(texts[:64], batch_size=64))  # warm up
     for batch in sorted({64, settings.batch_size}):
         started = time.perf_counter()
@@ -147,6 +151,8 @@ def raw_embedder(texts: list[str], model: Path, out: dict[str, Any]) -> None:
             pass
         rates[f"fastembed, batch {batch}"] = len(texts) / (time.perf_counter() - started)
     del plain
+    if ours_choice is not None:
+        os.environ[TOKENIZER_THREADS_VARIABLE] = ours_choice
     ours.embed_documents(texts[:64])  # warm up (no cache: every text is embedded)
     started = time.perf_counter()
     for i in range(0, len(texts), 100):  # as the bulk adds come: 100 per call

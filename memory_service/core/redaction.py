@@ -12,8 +12,10 @@ literal: ``password = get_password()``, ``token: str`` and ``${DB_PASSWORD}`` ar
 
 Speed: every pattern is compiled once and starts with a literal (``ghp_``, ``://``, ``token``...),
 which the regex engine finds with a fast substring search; word boundaries are checked after a
-match, and case-insensitive patterns run on the lower-cased text. So the scan itself is the cheap
-pre-check: text with no candidates costs one ``lower()`` and a substring search per pattern.
+match, and case-insensitive patterns run on the lower-cased text. Each detector also names its
+needles, the literals one of which every match holds: a text is searched only by the detectors
+whose needle it holds. A 100-character text with none costs one ``lower()`` and ~45 substring
+tests (~5 µs, where starting every search took ~14).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import base64
 import binascii
 import bisect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -60,13 +62,14 @@ def _basic_credentials(value: str) -> bool:
     return b":" in raw and all(32 <= b < 127 for b in raw)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: the scan looks them up in sets
 class _Detector:
     kind: str
     regex: re.Pattern[str]
     group: int = 0  # the part of the match that is the secret
     check: Callable[[str], bool] | None = None
     folded: re.Pattern[str] | None = None  # case-insensitive: `regex` is lower-case, this is the fallback
+    needles: tuple[str, ...] = ()  # every match holds one of these (lower-case when `folded`)
 
 
 def _detector(
@@ -76,9 +79,10 @@ def _detector(
     check: Callable[[str], bool] | None = None,
     *,
     lower: bool = False,
+    needles: tuple[str, ...] = (),
 ) -> _Detector:
     folded = re.compile(pattern, re.I) if lower else None
-    return _Detector(kind, re.compile(pattern), group, check, folded)
+    return _Detector(kind, re.compile(pattern), group, check, folded, needles)
 
 
 def _lead(prefix: str) -> str:
@@ -91,42 +95,63 @@ def _lead(prefix: str) -> str:
 _END = r"(?![\w-])"
 _TOKEN_VALUE = r"[ \t]+([a-z0-9._~+/-]{12,1000}=*)(?![\w.~+/=-])"
 _PEM_LABEL = r"[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----"
+_GITLAB = "pat|dt|rt|ptt|cbt|oas|ft|imt|soat"  # token kinds: glpat-..., gldt-...
 _DETECTORS = (  # one secret in two detectors: the longest span wins, then the earlier detector
     _detector(  # the whole block; cut short (no END line), the base64 lines that follow BEGIN
         "private_key",
         rf"-----BEGIN{_PEM_LABEL}(?:(?:[^-]|-(?!----)){{0,60000}}+-----END{_PEM_LABEL}"
         r"|(?:(?:\s|\\[nr])+(?:[\w-]{1,40}: [^\n\\]{0,200}|[A-Za-z0-9+/=]{16,}+))*+)",
+        needles=("-----BEGIN",),
     ),
-    _detector("aws_access_key", _lead("A(?:KIA|SIA|BIA|CCA)") + r"[A-Z0-9]{16}\b"),
-    _detector("github_token", _lead("gh[pousr]_") + r"[A-Za-z0-9]{36,251}\b"),
-    _detector("github_token", _lead("github_pat_") + r"[A-Za-z0-9_]{22,251}\b"),
     _detector(
-        "gitlab_token", _lead("gl") + r"(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat)-[A-Za-z0-9_-]{20,300}+" + _END
+        "aws_access_key",
+        _lead("A(?:KIA|SIA|BIA|CCA)") + r"[A-Z0-9]{16}\b",
+        needles=("AKIA", "ASIA", "ABIA", "ACCA"),
+    ),
+    _detector(
+        "github_token",
+        _lead("gh[pousr]_") + r"[A-Za-z0-9]{36,251}\b",
+        needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
+    _detector("github_token", _lead("github_pat_") + r"[A-Za-z0-9_]{22,251}\b", needles=("github_pat_",)),
+    _detector(
+        "gitlab_token",
+        _lead("gl") + f"(?:{_GITLAB})-" + r"[A-Za-z0-9_-]{20,300}+" + _END,
+        needles=tuple(f"gl{kind}-" for kind in _GITLAB.split("|")),
     ),
     _detector(
         "slack_webhook",
         r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/-]{16,300})",
         1,
         _mixed,
+        needles=("hooks.slack.com/",),
     ),
     _detector(
         "slack_token",
         _lead("xox[abposre]") + r"(?:\.xox[a-z])?-(?:[0-9A-Za-z]{1,40}-){1,6}[0-9A-Za-z]{8,200}+" + _END,
         0,
         _mixed,
+        needles=("xox",),
     ),
-    _detector("stripe_key", _lead("[sr]k_") + r"(?:live|test)_[0-9A-Za-z]{16,250}\b"),
-    _detector("stripe_key", _lead("pk_live_") + r"[0-9A-Za-z]{16,250}\b"),
-    _detector("google_api_key", _lead("AIza") + r"[0-9A-Za-z_-]{35}" + _END),
-    _detector("anthropic_key", _lead("sk-ant-") + r"[A-Za-z0-9_-]{32,300}+" + _END),
-    _detector("openai_key", _lead("sk-") + r"(?!ant-)[A-Za-z0-9_-]{32,300}+" + _END, 0, _mixed),
-    _detector("npm_token", _lead("npm_") + r"[A-Za-z0-9]{36}\b"),
-    _detector("sendgrid_key", _lead("SG\\.") + r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{20,64}" + _END),
-    _detector("twilio_key", _lead("SK") + r"[0-9a-fA-F]{32}\b"),
-    _detector("huggingface_token", _lead("hf_") + r"[A-Za-z0-9]{34,200}\b", 0, _cased),
+    _detector("stripe_key", _lead("[sr]k_") + r"(?:live|test)_[0-9A-Za-z]{16,250}\b", needles=("sk_", "rk_")),
+    _detector("stripe_key", _lead("pk_live_") + r"[0-9A-Za-z]{16,250}\b", needles=("pk_live_",)),
+    _detector("google_api_key", _lead("AIza") + r"[0-9A-Za-z_-]{35}" + _END, needles=("AIza",)),
+    _detector("anthropic_key", _lead("sk-ant-") + r"[A-Za-z0-9_-]{32,300}+" + _END, needles=("sk-ant-",)),
+    _detector(
+        "openai_key", _lead("sk-") + r"(?!ant-)[A-Za-z0-9_-]{32,300}+" + _END, 0, _mixed, needles=("sk-",)
+    ),
+    _detector("npm_token", _lead("npm_") + r"[A-Za-z0-9]{36}\b", needles=("npm_",)),
+    _detector(
+        "sendgrid_key",
+        _lead("SG\\.") + r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{20,64}" + _END,
+        needles=("SG.",),
+    ),
+    _detector("twilio_key", _lead("SK") + r"[0-9a-fA-F]{32}\b", needles=("SK",)),
+    _detector("huggingface_token", _lead("hf_") + r"[A-Za-z0-9]{34,200}\b", 0, _cased, needles=("hf_",)),
     _detector(
         "jwt",
         _lead("eyJ") + r"[A-Za-z0-9_-]{10,4000}+\.[A-Za-z0-9_-]{10,8000}+\.[A-Za-z0-9_-]{16,2000}+" + _END,
+        needles=("eyJ",),
     ),
     _detector(
         "basic_auth",
@@ -134,24 +159,28 @@ _DETECTORS = (  # one secret in two detectors: the longest span wins, then the e
         1,
         _basic_credentials,
         lower=True,
+        needles=("basic",),
     ),
     _detector(
         "basic_auth",
         _lead("curl") + r"[^\n]{0,400}?[ \t]-(?:u|-user)[ \t=]+[\"']?[^\s:\"'@$]{1,100}:([^\s\"'@]{1,200})",
         1,
+        needles=("curl",),
     ),
-    _detector("bearer_token", _lead("bearer") + _TOKEN_VALUE, 1, _mixed, lower=True),
+    _detector("bearer_token", _lead("bearer") + _TOKEN_VALUE, 1, _mixed, lower=True, needles=("bearer",)),
     _detector(
         "bearer_token",
         _lead("authorization") + r"[\"']?[ \t]*[:=][ \t]*[\"']?(?:token|bot|apikey|sso-key)" + _TOKEN_VALUE,
         1,
         _mixed,
         lower=True,
+        needles=("authorization",),
     ),
     _detector(
         "url_password",  # scheme://user:PASSWORD@host; the password runs to the last @ of the authority
         r"://(?<=[A-Za-z0-9]://)[^\s:/?#@\"'<>\[\]]{0,200}:([^\s/\"'<>]{1,200})@(?=[\w\[.-])",
         1,
+        needles=("://",),
     ),
 )
 
@@ -175,17 +204,26 @@ def _is_placeholder(value: str) -> bool:
 _KEYWORDS = ("pass", "pw", "secret", "token", "key", "auth", "cred")
 _KEYWORD = re.compile("|".join(_KEYWORDS))
 _ASSIGN_TAIL = r"[\w.-]{0,60}+(\\?[\"']?\]?)[ \t]*(:=|=>|=(?!=)|:(?!:))[ \t]*"
-_ASSIGN = tuple(_detector("env_secret", kw + _ASSIGN_TAIL, lower=True) for kw in _KEYWORDS)
+_ASSIGN = tuple(_detector("env_secret", kw + _ASSIGN_TAIL, lower=True, needles=(kw,)) for kw in _KEYWORDS)
 _FLAG = _detector(  # --password VALUE (--password=VALUE is an assignment)
     "env_secret",
     _lead("--") + r"([\w-]{0,40}?(?:pass|pw|secret|token|key|auth)[\w-]{0,40}+)[ \t]+"
     r"(?:\"([^\"\n]{1,500})\"|'([^'\n]{1,500})'|([^\s\"'-][^\s\"']{0,500}))",
     lower=True,
+    needles=("--",),
 )
 _XML = (  # <password>v</password>, <add key="ApiKey" value="v"/>, .netrc `machine h login u password v`
-    re.compile(r"<([A-Za-z_][\w.:-]{0,60})>([^<>\n]{1,500})</\1>"),
-    re.compile(r"key=[\"']([\w.:-]{1,60})[\"'][ \t]+value=[\"']([^\"'\n]{1,500})[\"']"),
-    re.compile(r"machine[ \t]+\S{1,200}\s+login\s+\S{1,200}\s+(password)\s+(\S{1,500})"),
+    _detector("env_secret", r"<([A-Za-z_][\w.:-]{0,60})>([^<>\n]{1,500})</\1>", needles=("</",)),
+    _detector(
+        "env_secret",
+        r"key=[\"']([\w.:-]{1,60})[\"'][ \t]+value=[\"']([^\"'\n]{1,500})[\"']",
+        needles=("key=",),
+    ),
+    _detector(
+        "env_secret",
+        r"machine[ \t]+\S{1,200}\s+login\s+\S{1,200}\s+(password)\s+(\S{1,500})",
+        needles=("machine",),
+    ),
 )
 _KEY = re.compile(  # the key name ends with a secret word (`pgpassword`, `db_pass`; not `bypass`)
     r"(?:(?P<strong>password|passwd|passphrase|secret|(?:^|_)(?:pass|pwd|pw|secret_?key))|token|(?:^|_)(?:auth"
@@ -311,20 +349,54 @@ def _assignment(text: str, match: re.Match[str]) -> _Candidate | None:
     return (kind, pos, pos + len(value)) if kind else None
 
 
+_NONE: Iterator[re.Match[str]] = iter(())
+
+
 def _matches(detector: _Detector, text: str, lowered: str | None) -> Iterator[re.Match[str]]:
-    """The detector's matches in ``text``, on the lower-cased copy when it is case-insensitive."""
+    """The detector's matches in ``text``, on the lower-cased copy when it is case-insensitive.
+
+    A text without any of the detector's needles is not searched: a substring test costs a
+    tenth of starting a search, and most texts hold the literal of no detector at all."""
     if detector.folded is None:
         regex, haystack = detector.regex, text
-    else:
-        regex, haystack = (detector.regex, lowered) if lowered is not None else (detector.folded, text)
-    yield from regex.finditer(haystack)
+    elif lowered is not None:
+        regex, haystack = detector.regex, lowered
+    else:  # the needles are lower-case: the case-insensitive regex decides alone
+        return detector.folded.finditer(text)
+    if detector.needles and not any(needle in haystack for needle in detector.needles):
+        return _NONE
+    return regex.finditer(haystack)
+
+
+_ALL = (*_DETECTORS, *_ASSIGN, _FLAG, *_XML)
+_NEEDLES = tuple(sorted({n.lower() for d in _ALL for n in d.needles}))
+_BY_NEEDLE = {n: frozenset(d for d in _ALL if n in (x.lower() for x in d.needles)) for n in _NEEDLES}
+_ALWAYS = frozenset(d for d in _ALL if not d.needles)  # a detector without needles runs on every text
+
+
+def _active(lowered: str | None) -> frozenset[_Detector] | None:
+    """The detectors that may match: those with a needle in the lower-cased text (None: all).
+
+    One substring test per needle (~45) costs a few microseconds; starting ~30 searches and the
+    Python around them cost ~14 µs a text, and most texts hold no needle at all."""
+    if lowered is None:
+        return None
+    found = [needle for needle in _NEEDLES if needle in lowered]
+    return _ALWAYS.union(*(_BY_NEEDLE[needle] for needle in found)) if found else _ALWAYS
 
 
 def _candidates(text: str) -> Iterator[_Candidate]:
     lowered: str | None = text.lower()
     if lowered is not None and len(lowered) != len(text):  # a few characters lower to two
         lowered = None
-    for detector in _DETECTORS:
+    active = _active(lowered)
+    if active is not None and not active:
+        return
+
+    def run(group: Sequence[_Detector]) -> list[_Detector]:
+        return list(group) if active is None else [d for d in group if d in active]
+
+    for detector in run(_DETECTORS):
         for match in _matches(detector, text, lowered):
             start, end = match.span(detector.group)
             value = text[start:end]
@@ -333,20 +405,20 @@ def _candidates(text: str) -> Iterator[_Candidate]:
             if detector.check is None or detector.check(value):
                 yield detector.kind, start, end
     seen: set[int] = set()
-    for detector in _ASSIGN:
+    for detector in run(_ASSIGN):
         for match in _matches(detector, text, lowered):
             if match.start(2) in seen:
                 continue  # `client_secret_key`: one separator, found from several keywords
             seen.add(match.start(2))
             if found := _assignment(text, match):
                 yield found
-    for match in _matches(_FLAG, text, lowered):
+    for match in _matches(_FLAG, text, lowered) if run((_FLAG,)) else ():
         group = next(g for g in (2, 3, 4) if match.group(g) is not None)
         keyed = _secret_key(match.group(1))
         if keyed and (kind := _accept(*keyed, text[match.start(group) : match.end(group)])):
             yield kind, match.start(group), match.end(group)
-    for regex in _XML:
-        for match in regex.finditer(text):
+    for detector in run(_XML):
+        for match in _matches(detector, text, lowered):
             keyed = _secret_key(match.group(1))
             if keyed and (kind := _accept(*keyed, match.group(2))):
                 yield kind, match.start(2), match.end(2)

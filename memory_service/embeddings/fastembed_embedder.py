@@ -63,6 +63,7 @@ MODEL_INPUT_CHARS = 256 * 32  # the model's 256 tokens, at up to 32 characters p
 RUN_THREADS = 1
 QUERY_MEMORY = 2048  # query vectors kept in process (1.5 KB each)
 MIN_PARALLEL_BATCH = 8  # fewer texts than this per run: one run (splitting costs more than it saves)
+TOKENIZER_THREADS_VARIABLE = "TOKENIZERS_PARALLELISM"  # the tokenizers library's own thread pool
 
 
 def _embed_batch(model: Any, batch: list[tuple[str, str]]) -> dict[str, bytes]:
@@ -146,6 +147,10 @@ class FastEmbedder:
             ModelUnobtainableError: no path, not cached, and offline or the hub is unreachable.
         """
         settings = self._settings
+        # Our runs are already parallel (one per thread). Left on, the tokenizer would hand each
+        # run's texts to its own pool of one thread per core, whose threads spin while they wait:
+        # ~9 ms of CPU per bulk add of 100, taken from the write path (docs/benchmarks.md).
+        os.environ.setdefault(TOKENIZER_THREADS_VARIABLE, "false")
         if settings.model_path is not None:
             problem = self._check_model_path(settings.model_path)
             if problem:

@@ -323,6 +323,48 @@ def test_processes_racing_to_quantise_share_one_complete_copy(tmp_path: Path) ->
     assert model.model_folder == folder  # an int8 folder is used as it is
 
 
+_THREADS_AFTER_EMBEDDING = """
+import json, os, sys, threading
+from pathlib import Path
+from memory_service.embeddings.fastembed_embedder import FastEmbedder
+from memory_service.settings import EmbeddingSettings
+native = lambda: len(os.listdir("/proc/self/task")) - len(threading.enumerate())
+before = native()
+emb = FastEmbedder(EmbeddingSettings(model_path=Path(sys.argv[1])))
+assert emb.wait_ready(60), emb.failure_reason
+emb.embed_documents([f"text {i} about parsing requests, and then some" for i in range(64)], remember=False)
+print(json.dumps([native() - before, os.environ.get("TOKENIZERS_PARALLELISM")]))
+"""
+
+
+@needs_model
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="not applicable: no /proc to count threads")
+def test_the_tokenizer_starts_no_threads_of_its_own_unless_the_user_asks() -> None:
+    """Runs are parallel already (one per embedding thread): the tokenizer's own pool would only
+    add threads that spin beside them. A user's explicit TOKENIZERS_PARALLELISM is kept."""
+    import json
+    import subprocess
+    import sys
+
+    def run(**env: str) -> tuple[int, str | None]:
+        clean = {k: v for k, v in os.environ.items() if k != "TOKENIZERS_PARALLELISM"}
+        done = subprocess.run(
+            [sys.executable, "-c", _THREADS_AFTER_EMBEDDING, str(MODEL)],
+            env={**clean, **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=REPO,
+        )
+        assert done.returncode == 0, done.stderr
+        started, setting = json.loads(done.stdout.splitlines()[-1])
+        return started, setting
+
+    ours, asked = run(), run(TOKENIZERS_PARALLELISM="true")
+    assert ours[1] == "false" and asked[1] == "true"
+    assert ours[0] < asked[0]  # the tokenizer's pool: one thread per core
+
+
 # --------------------------------------------------------------------------- unavailable
 
 

@@ -334,3 +334,30 @@ def test_ids_and_hashes_the_service_makes_are_skipped_as_a_scan_would_find_nothi
     assert find_secrets(f"{shapes[0]} {token}") and find_secrets(f"token={shapes[1]}") == _scan(
         f"token={shapes[1]}"
     )
+
+
+def test_the_needle_pre_check_changes_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detector runs only on texts holding one of its needles (redaction._active). Every match
+    any detector makes on the corpora holds one of its needles, and a scan without the pre-check
+    finds exactly what the scan with it finds, in every casing of the texts."""
+    from memory_service.core import redaction
+
+    texts = [p.text for p in SECRETS] + LOOKALIKES + [context.format(secret) for _, secret, context in KINDS]
+    texts += [
+        "tool --password 'hunter 22' --verbose",
+        "curl -u admin:S3cret! https://x",
+        '<add key="ApiKey" value="a1b2c3d4e5f6a7b8"/>',
+        "machine api.example.org login dana password hunter22",
+        "Server=db;Password=Str0ng!;Encrypt=true",
+    ]
+    texts += [t.upper() for t in texts] + [t.lower() for t in texts] + [t.title() for t in texts]
+    assert all(detector.needles for detector in redaction._ALL), "a detector without needles"
+    for detector in redaction._ALL:
+        for text in texts:
+            haystack = text.lower() if detector.folded is not None else text
+            for match in detector.regex.finditer(haystack):
+                assert any(needle in match.group() for needle in detector.needles), (detector, text)
+    with_check = [redaction._scan(text) for text in texts]
+    monkeypatch.setattr(redaction, "_active", lambda lowered: None)
+    assert [redaction._scan(text) for text in texts] == with_check
+    assert sum(map(len, with_check)) > len(SECRETS)  # the texts hold secrets for the scan to find
