@@ -39,7 +39,7 @@ from mcp import Client, StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import call
+from bench.common import call, model_loaded
 from bench.corpus import distinct_queries, memories
 from bench.search_latency import DEFAULT_MODEL, pct, stdio_env
 from tests.conftest import daemon_gone
@@ -189,13 +189,7 @@ async def run_ours(model: Path, tmp: Path, items: list[dict[str, Any]], qs: list
     params = logged([sys.executable, "-m", "memory_service"], tmp / "ours.log", stdio_env(data_dir, model))
     out: dict[str, Any] = {}
     async with Client(params, read_timeout_seconds=600) as client:
-        deadline = time.monotonic() + 120
-        while (await call(client, "memory_search", {"query": "warm up", "limit": LIMIT}))[
-            "model_status"
-        ] != "ready":
-            if time.monotonic() > deadline:
-                raise RuntimeError("our embedding model did not load in 120 s")
-            await anyio.sleep(0.2)
+        await model_loaded(client)
         t0 = time.perf_counter()
         for i in range(0, len(items), BATCH):
             await call(client, "memory_bulk_add", {"memories": items[i : i + BATCH]})

@@ -12,10 +12,12 @@ on loopback ports, and uses the Qdrant server adapter on qdrant-client's local m
 figures are no measure of a Qdrant server.
 
 Ingest goes through the MCP server (memory_bulk_add, 100 per call, plus a sample of single
-memory_add calls); searches are memory_search calls timed at the MCP client (query embedding
-included). The server runs as a real subprocess over stdio by default (as Claude Code runs it);
-``--transport memory`` uses the in-process client. Store-only time is the vector store's own
-search call with precomputed query vectors, after the HNSW index is built. Prints a table.
+memory_add calls), timed once the server's model is loaded (searches say when), as the raw
+embedder's timing starts with its model loaded; searches are memory_search calls timed at the
+MCP client (query embedding included). The server runs as a real subprocess over stdio by
+default (as Claude Code runs it); ``--transport memory`` uses the in-process client. Store-only
+time is the vector store's own search call with precomputed query vectors, after the HNSW index
+is built. Prints a table.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from mcp import Client, StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import call
+from bench.common import call, model_loaded
 from bench.corpus import distinct_queries, memories
 from memory_service.app import open_services
 from memory_service.core.models import derive_title, embedding_text
@@ -168,6 +170,7 @@ async def ingest_and_search(
 ) -> None:
     items = list(memories(args.n))
     async with client_for(args, data_dir, model) as client:
+        await model_loaded(client)  # as the raw embedder's timing starts with its model loaded
         started = time.perf_counter()
         for i in range(0, len(items), 100):
             await call(client, "memory_bulk_add", {"memories": items[i : i + 100]})
