@@ -21,15 +21,14 @@ class EmbeddingSettings(BaseModel):
     # A local folder with the ONNX export (offline use, tests, CI); None lets fastembed fetch once.
     model_path: Path | None = None
     # The fp32 export is quantised on this machine once (embeddings/quantize.py) and that copy is
-    # loaded. mixed: only the token-embedding tables in int8 (~35 MB smaller, fp32's speed, vectors
-    # within cosine 0.999 of fp32's). int8: the layers too: ~1.6x faster and ~80 MB smaller on 2
-    # cores, the same LoCoMo recall, but code_search top-3 0.84-0.88 instead of 0.89
-    # (docs/benchmarks.md). int8-rows: the layers in int8 with one activation scale per token
-    # (the feed-forward down-projections fp32): ~1.5x faster than fp32, vectors within cosine
-    # 0.997 of fp32's, runs of several texts kept, and every quality target of docs/benchmarks.md
-    # held. fp32: the export as it is. A folder that holds a quantised model is loaded as it is
-    # with any value.
-    precision: Literal["mixed", "fp32", "int8", "int8-rows"] = "mixed"
+    # loaded. int8-rows (the default): the layers in int8 with one activation scale per token (the
+    # feed-forward down-projections fp32): ~1.5x faster than fp32, vectors within cosine 0.997 of
+    # fp32's, runs of several texts kept, and every quality target of docs/benchmarks.md held.
+    # mixed: only the token-embedding tables in int8 (~35 MB smaller than fp32, fp32's speed,
+    # vectors within cosine 0.999 of fp32's). int8: the layers with one scale per run: ~1.6x
+    # faster, but code_search top-3 0.84-0.88 instead of 0.89 (docs/benchmarks.md). fp32: the
+    # export as it is. A folder that holds a quantised model is loaded as it is with any value.
+    precision: Literal["mixed", "fp32", "int8", "int8-rows"] = "int8-rows"
     dim: int = 384
     threads: int = 2
     # Texts per model run. Small runs are faster and lighter here: on 2 cores, 6,000 short texts

@@ -231,12 +231,14 @@ def test_release_memory_shrinks_the_arena_and_changes_no_vector(embedder: FastEm
 
 
 @needs_model
-def test_mixed_precision_by_default_quantises_only_the_token_tables(embedder: FastEmbedder) -> None:
-    """The default: an int8 copy of the token-embedding tables, every layer fp32. Vectors within
-    cosine 0.999 of the fp32 export's, and a text's vector is its own in a run of several."""
-    folder = embedder.model_folder
+def test_mixed_precision_quantises_only_the_token_tables(embedder: FastEmbedder) -> None:
+    """precision mixed: an int8 copy of the token-embedding tables, every layer fp32. Vectors
+    within cosine 0.999 of the fp32 export's, and a text's vector is its own in a run of several."""
+    mixed = FastEmbedder(EmbeddingSettings(model_path=MODEL, precision="mixed"), None)
+    assert mixed.wait_ready(60), mixed.failure_reason
+    folder = mixed.model_folder
     assert folder is not None and folder.parent == fastembed_cache_dir() / "int8-table"
-    assert not embedder.one_text_per_run
+    assert not mixed.one_text_per_run
     size, fp32_size = (folder / "model.onnx").stat().st_size, (MODEL / "model.onnx").stat().st_size
     assert fp32_size * 0.55 < size < fp32_size * 0.65  # the 47 MB word table at a quarter
     fp32 = FastEmbedder(EmbeddingSettings(model_path=MODEL, precision="fp32"), None)
@@ -244,33 +246,37 @@ def test_mixed_precision_by_default_quantises_only_the_token_tables(embedder: Fa
     assert fp32.wait_ready(60) and int8.wait_ready(60), (fp32.failure_reason, int8.failure_reason)
     assert fp32.model_folder == MODEL and not fp32.one_text_per_run  # the export as it is
     assert int8.one_text_per_run and int8.model_folder not in (MODEL, folder)
-    assert len({embedder.namespace, fp32.namespace, int8.namespace}) == 3  # never mixed in the cache
+    spaces = {embedder.namespace, mixed.namespace, fp32.namespace, int8.namespace}
+    assert len(spaces) == 4  # never mixed in the cache
     texts = [
         "Validate the request body before writing the record",
         "def parse(argv):\n    return [a for a in argv[1:] if not a.startswith('-')]",
         "We chose PostgreSQL over MongoDB because the billing data is relational.",
         "ok",
     ]
-    ours, exact = embedder.embed_documents(texts), fp32.embed_documents(texts)
+    ours, exact = mixed.embed_documents(texts), fp32.embed_documents(texts)
     for a, b in zip(ours, exact, strict=True):
         assert 0.999 < cosine(a, b) < 1 - 1e-7  # near, but not the same weights
-    model = embedder._require_model()
+    model = mixed._require_model()
     together = [[float(x) for x in v] for v in model.embed(texts, batch_size=len(texts))]
     for text, vector in zip(texts, together, strict=True):
-        assert cosine(vector, raw_embed(embedder, text)) > 1 - 1e-6  # no neighbour changes it
+        assert cosine(vector, raw_embed(mixed, text)) > 1 - 1e-6  # no neighbour changes it
 
 
 @needs_model
-def test_int8_rows_scales_each_token_alone_so_runs_of_several_texts_stay(embedder: FastEmbedder) -> None:
-    """precision int8-rows: the layers in int8 with one activation scale per token. Its own
+def test_int8_rows_by_default_scales_each_token_alone_so_runs_of_several_texts_stay(
+    embedder: FastEmbedder,
+) -> None:
+    """The default, int8-rows: the layers in int8 with one activation scale per token. Its own
     copy, texts embedded several per run, each text's vector independent of its neighbours, and
     within cosine 0.995 of the fp32 export's (the int8 precision's per-run scale gave 0.991)."""
-    rows = FastEmbedder(EmbeddingSettings(model_path=MODEL, precision="int8-rows"), None)
+    assert EmbeddingSettings().precision == "int8-rows"
+    rows = embedder
     fp32 = FastEmbedder(EmbeddingSettings(model_path=MODEL, precision="fp32"), None)
-    assert rows.wait_ready(60) and fp32.wait_ready(60), (rows.failure_reason, fp32.failure_reason)
+    assert fp32.wait_ready(60), fp32.failure_reason
     assert rows.model_folder is not None and rows.model_folder.parent == fastembed_cache_dir() / "int8-rows"
     assert not rows.one_text_per_run
-    assert len({rows.namespace, fp32.namespace, embedder.namespace}) == 3  # never mixed in the cache
+    assert rows.namespace != fp32.namespace  # never mixed in the cache
     texts = [
         "Validate the request body before writing the record",
         "def parse(argv):\n    return [a for a in argv[1:] if not a.startswith('-')]",
