@@ -479,36 +479,38 @@ def contains_secret(text: str) -> bool:
     return bool(find_secrets(text))
 
 
-def redact_value(value: Any) -> tuple[Any, list[str]]:
-    """A copy of ``value`` with secrets masked in every string, dict keys included.
+def redact_value(value: Any, prepare: Callable[[str], str] | None = None) -> tuple[Any, list[str]]:
+    """A copy of ``value`` with secrets masked in every string, dict keys included; with
+    ``prepare``, each string is passed through it first (in the same walk).
 
     Dicts, lists, tuples and sets are rebuilt (the input is never mutated); other types are
-    returned as they are. Two keys that mask to the same text are both kept (``" (2)"`` suffix).
+    returned as they are. Two keys that mask (or clean) to the same text are both kept, the later
+    one with a ``" (2)"`` suffix.
     """
     kinds: list[str] = []
-    return _redact(value, kinds), kinds
+    return _redact(value, kinds, prepare), kinds
 
 
-def _redact(value: Any, kinds: list[str]) -> Any:
+def _redact(value: Any, kinds: list[str], prepare: Callable[[str], str] | None) -> Any:
     if isinstance(value, str):
-        masked, found = redact_text(value)
+        masked, found = redact_text(value if prepare is None else prepare(value))
         kinds += found
         return masked
     if isinstance(value, dict):
         out: dict[Any, Any] = {}
         for key, item in value.items():
-            new_key = _redact(key, kinds)
-            if new_key != key and new_key in out:
+            new_key = _redact(key, kinds, prepare)
+            if new_key in out:  # a key before or this one was rewritten to the other: keep both
                 new_key = next(
                     f"{new_key} ({n})" for n in range(2, len(out) + 3) if f"{new_key} ({n})" not in out
                 )
-            out[new_key] = _redact(item, kinds)
+            out[new_key] = _redact(item, kinds, prepare)
         return out
     if isinstance(value, list):
-        return [_redact(item, kinds) for item in value]
+        return [_redact(item, kinds, prepare) for item in value]
     if isinstance(value, tuple):
-        items = [_redact(item, kinds) for item in value]
+        items = [_redact(item, kinds, prepare) for item in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     if isinstance(value, set | frozenset):
-        return type(value)(_redact(item, kinds) for item in value)
+        return type(value)(_redact(item, kinds, prepare) for item in value)
     return value

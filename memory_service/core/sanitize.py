@@ -16,6 +16,7 @@ from memory_service.core import redaction
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+_UNCLEAN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")  # either of the two
 _EMAIL = re.compile(r"\b([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*@([A-Za-z0-9.-]+\.[A-Za-z]{2,})\b")
 PREVIEW_CHARS = 160
 
@@ -29,6 +30,8 @@ def configure(*, redact: bool) -> None:
 
 def clean_text(text: str) -> str:
     """``text`` without lone surrogates (replaced) or control characters other than \\t \\n \\r."""
+    if _UNCLEAN.search(text) is None:  # nearly every text: one search
+        return text
     return _CONTROL.sub("", _replace_surrogates(text))
 
 
@@ -64,10 +67,9 @@ def scrub_text(text: str) -> tuple[str, list[str]]:
 
 def scrub_value(value: Any) -> tuple[Any, list[str]]:
     """:func:`scrub_text` over every string (and dict key) of a JSON-like value; a new object."""
-    cleaned = _map_strings(value, clean_text)
     if not _state["redact"]:
-        return cleaned, []
-    return redaction.redact_value(cleaned)
+        return _map_strings(value, clean_text), []
+    return redaction.redact_value(value, prepare=clean_text)  # cleaned and masked in one walk
 
 
 def mask_secrets(text: str) -> str:
