@@ -16,7 +16,7 @@ from memory_service.core import redaction
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-_UNCLEAN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")  # either of the two
+_UNCLEAN = re.compile(f"{_CONTROL.pattern}|{_SURROGATE.pattern}")  # either of the two
 _EMAIL = re.compile(r"\b([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*@([A-Za-z0-9.-]+\.[A-Za-z]{2,})\b")
 PREVIEW_CHARS = 160
 
