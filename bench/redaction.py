@@ -2,11 +2,14 @@
 
     .venv/bin/python bench/redaction.py [--mb 1] [--repeat 5]
 
-Corpus: tests/data/secrets_corpus.py (seeded; planted secrets in context, and look-alikes).
+Corpus: tests/data/secrets_corpus.py (seeded; planted secrets in context, and look-alikes, both
+written and drawn at random).
 Recall: a planted secret is caught when its exact value no longer appears in the redacted text.
 Precision: findings that overlap a planted secret, over all findings in planted texts and
 look-alikes; also shown, look-alikes that came back changed and planted texts that lost a word
 around the secret.
+Previews: tests/data/pii_corpus.py (seeded; planted personal data, and look-alikes) through
+sanitize.preview: recall per kind, and look-alikes whose preview is not the text.
 Throughput: find_secrets, best of --repeat, on ordinary text (this repository's Python source and
 docs, repeated to --mb) as one string and as 2 KB memories, and on text dense with candidates
 (the corpus texts, repeated to --mb) as one string and text by text.
@@ -24,7 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory_service.core.redaction import find_secrets, redact_text
-from tests.data.secrets_corpus import LOOKALIKES, SECRETS, keeps_context
+from memory_service.core.sanitize import preview
+from tests.data import pii_corpus
+from tests.data.secrets_corpus import LOOKALIKES, RANDOM_LOOKALIKES, SECRETS, keeps_context
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,6 +57,22 @@ def quality() -> None:
     findings = true_pos + false_pos
     print(f"precision  {true_pos}/{findings} findings = {true_pos / max(1, findings):.1%}")
     print(f"look-alikes changed: {changed}/{len(LOOKALIKES)}; planted texts that lost context: {damaged}")
+    drawn = [text for text in RANDOM_LOOKALIKES if find_secrets(text)]
+    print(f"random look-alikes changed: {len(drawn)}/{len(RANDOM_LOOKALIKES)}", *drawn[:5], sep="\n  ")
+
+
+def previews() -> None:
+    caught: dict[str, list[bool]] = defaultdict(list)
+    for planted in pii_corpus.PLANTED:
+        caught[planted.kind].append(planted.secret not in preview(planted.text, 100_000))
+    print(f"\npreviews: {len(pii_corpus.PLANTED)} planted, {len(pii_corpus.LOOKALIKES)} look-alikes")
+    for kind in sorted(caught):
+        hits = caught[kind]
+        print(f"  {kind:18} {sum(hits):3}/{len(hits):<3} {sum(hits) / len(hits):6.1%}")
+    found = sum(sum(hits) for hits in caught.values())
+    print(f"recall     {found}/{len(pii_corpus.PLANTED)} = {found / len(pii_corpus.PLANTED):.1%}")
+    changed = [t for t in pii_corpus.LOOKALIKES if preview(t, 100_000) != " ".join(t.split())]
+    print(f"look-alikes changed: {len(changed)}/{len(pii_corpus.LOOKALIKES)}", *changed, sep="\n  ")
 
 
 def best(run: Callable[[], object], repeat: int) -> float:
@@ -101,6 +122,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     quality()
+    previews()
     throughput(args)
 
 

@@ -12,12 +12,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from memory_service.core import redaction
+from memory_service.core import pii, redaction
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _UNCLEAN = re.compile(f"{_CONTROL.pattern}|{_SURROGATE.pattern}")  # either of the two
-_EMAIL = re.compile(r"\b([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*@([A-Za-z0-9.-]+\.[A-Za-z]{2,})\b")
 PREVIEW_CHARS = 160
 
 _state = {"redact": True}
@@ -106,10 +105,10 @@ def _strings(value: Any, out: list[str]) -> None:
 
 
 def preview(text: str, chars: int = PREVIEW_CHARS) -> str:
-    """A PII-safe preview (seed 003 redactedPreview): secrets masked, e-mail addresses shortened to
-    their first letter and domain, whitespace folded, at most ``chars`` characters."""
-    masked = redaction.redact_text(clean_text(text))[0]
-    masked = _EMAIL.sub(r"\1***@\2", masked)
+    """A PII-safe preview (seed 003 redactedPreview): secrets masked, and personal data
+    (:mod:`.pii`: e-mail addresses, phone numbers, IP addresses, dates of birth, street
+    addresses), whitespace folded, at most ``chars`` characters."""
+    masked = pii.mask_pii(redaction.redact_text(clean_text(text))[0])
     folded = " ".join(masked.split())
     return folded if len(folded) <= chars else folded[: chars - 1] + "…"
 

@@ -6,6 +6,11 @@ kind of text an agent pastes into memory: a commit message, a log line, a ``.env
 Python, a curl command, a chat note. The look-alikes are texts that must come back unchanged:
 hashes, UUIDs, documentation example keys, placeholders, code that handles secrets without
 holding one.
+
+Kinds added later (:data:`ADDED`: an AWS access key glued to a name, a bare AWS secret key, card
+numbers, US social security numbers) are drawn from an RNG of their own, so the first corpus stays
+as it was. :data:`RANDOM_LOOKALIKES` are generated, not written: hundreds of random git SHAs,
+hashes, base64 of text, UUIDs, paths, identifiers and numbers, none tuned on.
 """
 
 from __future__ import annotations
@@ -252,6 +257,83 @@ CONTEXTS: dict[str, list[str]] = {
 }
 
 
+def _luhn_complete(digits: str) -> str:
+    """``digits`` with the check digit that makes it pass the Luhn test."""
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = int(c) * (1 if i % 2 else 2)
+        total += d - 9 if d > 9 else d
+    return digits + str(-total % 10)
+
+
+def _card(rng: random.Random) -> str:
+    issuer = rng.choice(["4", "51", "55", "2221", "37", "6011", "65", "35"])
+    length = 15 if issuer == "37" else 16
+    number = _luhn_complete(issuer + _pick(rng, string.digits, length - len(issuer) - 1))
+    if length == 15:
+        return rng.choice([number, f"{number[:4]} {number[4:10]} {number[10:]}"])
+    sep = rng.choice(["", " ", "-"])
+    return sep.join(number[i : i + 4] for i in range(0, 16, 4))
+
+
+def _ssn(rng: random.Random) -> str:
+    area = rng.choice([n for n in range(1, 900) if n != 666])
+    return f"{area:03}-{rng.randint(1, 99):02}-{rng.randint(1, 9999):04}"
+
+
+def _aws_secret(rng: random.Random) -> str:
+    while True:  # a real key has letters of both cases and a digit practically always
+        value = _token(rng, ALNUM + "/+", 40)
+        if any(c.isupper() for c in value) and any(c.islower() for c in value):
+            return value
+
+
+ADDED_GENERATORS = {
+    "aws_access_key": GENERATORS["aws_access_key"],
+    "aws_secret_key": _aws_secret,
+    "card_number": _card,
+    "us_ssn": _ssn,
+}
+ADDED_CONTEXTS: dict[str, list[str]] = {  # {s}: the secret, with no key name that says what it is
+    "aws_access_key": [
+        "open /home/ci/.aws/credentials-{s}.json: no such file or directory",
+        "backup written to s3://acme-audit/keys/key_{s}_2026-11.csv",
+        "ERROR loader: cannot parse ./secrets/deploy-{s}.env (line 3)",
+        "export_{s}.txt is the old IAM dump, delete it",
+    ],
+    "aws_secret_key": [
+        "Rotated the CI user today, the new one is {s}",
+        "pasted from the console:\n{s}\n(the id is in 1Password)",
+        "{s}",
+        'creds = ("AKIA" + suffix, "{s}")',
+        "the second value in the CSV ({s}) goes in the vault, not in git",
+    ],
+    "card_number": [
+        "Test purchase failed for card {s}, expiry 04/29, CVC 123",
+        "customer called: charge twice on {s}; refunded",
+        '{{"pan": "{s}", "exp": "0429"}}',
+        "card number: {s}",
+        "Refund ticket 8812: card {s} was charged 49.00 EUR twice.",
+    ],
+    "us_ssn": [
+        "Employee record: Dana Reyes, SSN {s}, start date 2024-02-01",
+        "payroll import rejected row 17 ({s}): duplicate",
+        "ssn={s}&dob=1985-03-14",
+        "The W-2 form lists {s} as the employee's number.",
+    ],
+}
+
+
+def _build_added() -> list[Planted]:
+    rng = random.Random(SEED + 2)
+    planted = []
+    for kind, contexts in ADDED_CONTEXTS.items():
+        for context in contexts:
+            secret = ADDED_GENERATORS[kind](rng)
+            planted.append(Planted(context.format(s=secret), secret, kind))
+    return planted
+
+
 def _curl_user(rng: random.Random) -> Planted:
     secret = _password(rng)
     return Planted(f"curl -u admin:{secret} https://artifacts.acme.dev/v2/_catalog", secret, "basic_auth")
@@ -265,7 +347,7 @@ def _build_secrets() -> list[Planted]:
             secret = GENERATORS[kind](rng)
             planted.append(Planted(context.format(s=secret), secret, kind))
     planted.append(_curl_user(rng))
-    return planted
+    return planted + _build_added()
 
 
 def _build_lookalikes() -> list[str]:
@@ -367,10 +449,59 @@ def _build_lookalikes() -> list[str]:
         "We use scikit-learn and the sk-learn alias in notebooks.",
         "A JWT is three base64url parts: header.payload.signature (the header starts with eyJ).",
         "The password must be at least 12 characters; the secret: rotate it every 90 days.",
+        # numbers that are not cards or social security numbers, names that hold no key
+        "build 1736951112345 finished; snowflake id 1181934563254296576",
+        "ISBN 978-0-306-40615-7, order 2026-11-000417, ZIP 94105-1234",
+        "call 555-0100, room 101-12-3 and part 123-4567-890",
+        "tests/unit/core/test_redaction_holdout.py::test_holdout_secrets_are_masked",
+        "see https://github.com/acme/api/commit/3f2a9c1e8b7d6f5a4e3c2b1a0f9e8d7c6b5a4e3c",
+        "AKIA is the prefix of long-term AWS access key ids; ASIA marks temporary ones.",
+        "/Users/DanaReyes/Projects/Api2/src/main/Java1/App.java",
+        "getUserAccountBalanceForCustomerId2Async is slow",
+        "server at 10.0.0.5:8080, DNS 192.168.1.1, and fe80::1",
     ]
 
 
+_WORDS = [
+    *("alpha", "beta", "cache", "client", "config", "data", "deploy", "error", "fetch", "graph"),
+    *("index", "job", "key", "ledger", "memory", "node", "order", "parse", "queue", "retry"),
+    *("scope", "search", "server", "store", "token", "user", "value", "worker"),
+]
+
+
+def _build_random_lookalikes(n: int = 80) -> list[str]:
+    """``n`` of each shape a secret detector could mistake for a key, drawn at random."""
+    rng = random.Random(SEED + 3)
+    out: list[str] = []
+
+    def words(k: int) -> list[str]:
+        return [rng.choice(_WORDS) for _ in range(k)]
+
+    for _ in range(n):
+        raw = rng.randbytes(32)
+        out += [
+            f"commit {hashlib.sha1(raw).hexdigest()}",
+            f"sha256: {hashlib.sha256(raw).hexdigest()}",
+            f"digest {base64.b64encode(hashlib.sha1(raw).digest()).decode()}",
+            f"digest {base64.b64encode(hashlib.sha256(raw).digest()).decode()}",
+            f"digest {base64.b64encode(hashlib.sha224(raw).digest()).decode()}",
+            f"payload {base64.b64encode(' '.join(words(8)).encode()[:30]).decode()}",
+            "cursor="
+            + base64.urlsafe_b64encode(json.dumps({"after": rng.randint(1, 10**6)}).encode()).decode(),
+            f"request {uuid.UUID(int=rng.getrandbits(128), version=4)} done",
+            "/"
+            + "/".join(w.capitalize() if rng.random() < 0.5 else w for w in words(5))
+            + str(rng.randint(1, 99)),
+            "".join(w.capitalize() for w in words(6)) + str(rng.randint(1, 99)),
+            f"at {rng.randint(16 * 10**11, 18 * 10**11)} ms, id {rng.randint(10**17, 2 * 10**18)}",
+            f"v{rng.randint(0, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 99)} on "
+            f"{rng.randint(2000, 2030)}-{rng.randint(1, 12):02}-{rng.randint(1, 28):02}",
+        ]
+    return out
+
+
 SECRETS: list[Planted] = _build_secrets()
+RANDOM_LOOKALIKES: list[str] = _build_random_lookalikes()
 LOOKALIKES: list[str] = _build_lookalikes()
 _WORD = re.compile(r"[A-Za-z0-9]{3,}")
 
