@@ -91,7 +91,7 @@ class MemoryAddOutput(ToolOutput):
     )
     conflicts: list[ConflictItem] = Field(default_factory=list)
     redacted_preview: str | None = Field(
-        default=None, description="The stored text's start, with secrets and e-mail addresses masked"
+        default=None, description="The stored text's start, with secrets and personal data masked"
     )
     secrets_redacted: dict[str, int] = Field(
         default_factory=dict, description="Secrets masked before storing, counted by kind"

@@ -223,7 +223,7 @@ class StoreData(ToolOutput):
     tags: list[str]
     textLength: int = Field(description="Characters of the stored text")
     metadataKeys: int = Field(description="Top-level metadata keys stored")
-    redactedPreview: str = Field(description="The stored text's start: secrets and e-mail addresses masked")
+    redactedPreview: str = Field(description="The stored text's start: secrets and personal data masked")
 
 
 class RetrieveFilters(ToolOutput):
