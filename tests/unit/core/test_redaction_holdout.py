@@ -75,6 +75,20 @@ HOLDOUT_SECRETS = [
         "django-insecure-q8#w!e2r$t5y^u7i*o9p(a1s)d3f",
     ),
 ]
+HOLDOUT_SECRETS += [  # issue #30's kinds, written after the rules and not tuned on
+    ("rm ~/Downloads/accessKeys-AKIAQ3EGVP4LX7M2KD9W.csv after import", "AKIAQ3EGVP4LX7M2KD9W"),
+    ("aws sts said: ASIAY34FZKBOKMUTVV7A_session expired", "ASIAY34FZKBOKMUTVV7A"),
+    (
+        "second column: 9drTJvcXLB89EslSbB8nwkZrPkxIr0aD1v4k8Yc2 (do not commit)",
+        "9drTJvcXLB89EslSbB8nwkZrPkxIr0aD1v4k8Yc2",
+    ),
+    ("'x7Fq+Lm2/Zp9Kd4Rt8Ww1Yb3Nc6Vh0Jg5Ts2Ae7Q'", "x7Fq+Lm2/Zp9Kd4Rt8Ww1Yb3Nc6Vh0Jg5Ts2Ae7Q"),
+    ("Customer Visa 4539 1488 0343 6467 exp 12/27", "4539 1488 0343 6467"),
+    ("MC 5425233430109903 was declined", "5425233430109903"),
+    ("Amex 371449635398431 on file", "371449635398431"),
+    ("ssn:123-45-6789", "123-45-6789"),
+    ("applicant 536-22-8726 approved", "536-22-8726"),
+]
 HOLDOUT_LOOKALIKES = [
     "commit 3f2a9c1e8b7d6f5a4e3c2b1a0f9e8d7c6b5a4e3c fixed the retry loop",
     "request id 550e8400-e29b-41d4-a716-446655440000 timed out",
@@ -96,6 +110,14 @@ HOLDOUT_LOOKALIKES = [
     "password: ${DB_PASSWORD}",
     "docker run -e POSTGRES_PASSWORD=$PGPASS postgres",
     "version 2.31.0 build 20261123 arm64",
+    "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    "Merge pull request #4521 from acme/feature/AddUserAccountsPage2",
+    "base64: SGVsbG8sIHRoaXMgaXMgYSB0ZXN0IHN0cmluZyE=",
+    "phone 555-123-4567 and tracking 1Z999AA10123456784",
+    "node_modules/@babel/plugin-transform-runtime/lib/index.js",
+    "created 1701388800000 updated 1701475200000",
+    "IBAN DE89 3704 0044 0532 0130 00",
+    "/var/lib/docker/overlay2/l/ABCDEFGHIJKLMNOPQRSTUVWXYZ",
 ]
 
 
