@@ -15,7 +15,9 @@ which the regex engine finds with a fast substring search; word boundaries are c
 match, and case-insensitive patterns run on the lower-cased text. Each detector also names its
 needles, the literals one of which every match holds: a text is searched only by the detectors
 whose needle it holds. A 100-character text with none costs one ``lower()`` and ~50 substring
-tests (~5 µs, where starting every search took ~14).
+tests (~5 µs, where starting every search took ~14). Three detectors have no literal: a bare AWS
+secret key, a card number and a US social security number (:mod:`.secret_shapes` checks what
+their patterns match); their needles are the digits, so they run on most texts (~5 µs more).
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
-import itertools
 import re
-import string
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+from memory_service.core.secret_shapes import B64 as _B64
+from memory_service.core.secret_shapes import bare_aws_secret, card_number, us_ssn
 
 MASK = "[REDACTED:{kind}]"
 _MASK_HEAD = "[REDACTED:"
@@ -62,63 +65,6 @@ def _basic_credentials(value: str) -> bool:
     except (binascii.Error, ValueError):
         return False
     return b":" in raw and all(32 <= b < 127 for b in raw)
-
-
-_B64 = "[A-Za-z0-9/+]"
-_WORDY = re.compile(r"[a-z]{3,}")
-
-
-def _bare_aws_secret(value: str) -> bool:
-    """40 base64 characters that look random: all three classes, many class changes, few
-    lower-case words (not a camelCase name or a path), not hex, not base64 of printable text.
-
-    A random key fails this about 3 times in 1,000 (tests/unit/core/test_pii.py measures it on
-    seeded random keys); git SHAs, hashes, ids, paths and encoded text fail it always."""
-    if not (_cased(value) and any(c.isdigit() for c in value)) or all(c in string.hexdigits for c in value):
-        return False
-    classes = [c.isupper() + 2 * c.isdigit() for c in value if c not in "/+"]
-    if sum(a != b for a, b in itertools.pairwise(classes)) < 12 or len(set(value)) < 20:
-        return False
-    if sum(len(word) for word in _WORDY.findall(value)) > 20:
-        return False
-    raw = base64.b64decode(value)
-    return not all(32 <= b < 127 or b in (9, 10, 13) for b in raw)
-
-
-_ISSUERS = {  # length: the issuer prefixes that use it (Visa, Mastercard, Amex, Diners, Discover...)
-    14: re.compile("3[068]"),
-    15: re.compile("3[47]"),
-    16: re.compile(r"4|5[1-5]|2[2-7]|3[5689]|6(?:011|5|4[4-9]|2)"),
-    19: re.compile(r"4|35|6(?:011|5|4[4-9]|2)"),
-}
-
-
-def _card_number(value: str) -> bool:
-    """A payment card: grouped 4-4-4-4(-n) or 4-6-4/5 if grouped, a length its issuer's prefix
-    uses (14, 15, 16 or 19 digits; 13-digit Visa numbers are retired), Luhn."""
-    groups = re.split(r"[ -]", value)
-    if len(groups) > 1:
-        if len(set(re.findall(r"[ -]", value))) > 1:
-            return False
-        sizes = [len(g) for g in groups]
-        if sizes[:2] != [4, 6] and any(size != 4 for size in sizes[:-1]):
-            return False
-    digits = "".join(groups)
-    issuers = _ISSUERS.get(len(digits))
-    if issuers is None or not issuers.match(digits) or len(set(digits)) < 2:
-        return False
-    total = 0
-    for i, c in enumerate(reversed(digits)):
-        d = int(c) * (2 if i % 2 else 1)
-        total += d - 9 if d > 9 else d
-    return total % 10 == 0
-
-
-def _ssn(value: str) -> bool:
-    """A US social security number: area not 000, 666 or 9xx; group not 00; serial not 0000."""
-    digits = value.replace("-", "").replace(" ", "")
-    area, group, serial = digits[:3], digits[3:5], digits[5:]
-    return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
 
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: the scan looks them up in sets
@@ -167,23 +113,23 @@ _DETECTORS = (  # one secret in two detectors: the longest span wins, then the e
         r"A(?:KIA|SIA|BIA|CCA)(?<![A-Z0-9]....)[A-Z0-9]{16}(?![A-Za-z0-9])",
         needles=("AKIA", "ASIA", "ABIA", "ACCA"),
     ),
-    _detector(  # a bare one, no key name around it: only shapes a random key has (_bare_aws_secret)
+    _detector(  # a bare one, no key name around it: only shapes a random key has
         "aws_secret_key",
         rf"{_B64}(?<![\w/+.=-]{_B64}){_B64}{{39}}(?!{_B64}|[=_-])"  # then: not the last line of a block
         rf"(?<!{_B64}{{60}}\n{_B64}{{40}})(?<!{_B64}{{60}}\\n{_B64}{{40}})",
-        check=_bare_aws_secret,
+        check=bare_aws_secret,
         needles=tuple("0123456789"),
     ),
     _detector(  # 13-19 digits, maybe grouped by spaces or dashes; issuer prefix and Luhn checked
         "card_number",
         r"\d(?<![\w.,+/-]\d)(?:[ -]?\d){12,18}(?![\w-]|[.,]\d)",
-        check=_card_number,
+        check=card_number,
         needles=tuple("0123456789"),
     ),
     _detector(
         "us_ssn",
         r"\d(?<![\w.,+/-]\d)\d\d-\d\d-\d{4}(?![\w-]|[.,]\d)",
-        check=_ssn,
+        check=us_ssn,
         needles=tuple("0123456789"),
     ),
     _detector(  # `SSN: 078051120`: undashed only after the word
@@ -191,7 +137,7 @@ _DETECTORS = (  # one secret in two detectors: the longest span wins, then the e
         r"(?:ssn|social security)(?<![\w-]ssn)(?<![\w-]social security)(?: number| no\.?)?"
         r"[\"']?[ \t]*[:#=]?[ \t]*[\"']?(\d{9}|\d{3} \d\d \d{4})(?![\w-])",
         1,
-        _ssn,
+        us_ssn,
         lower=True,
         needles=("ssn", "social security"),
     ),
