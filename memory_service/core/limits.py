@@ -21,15 +21,17 @@ def json_size(payload: Any) -> int:
     return len(json_text(payload))
 
 
-def fit_to_budget(payload: dict[str, Any], max_tokens: int) -> tuple[dict[str, Any], bool]:
+def fit_to_budget(payload: dict[str, Any], max_tokens: int, reserve: int = 0) -> tuple[dict[str, Any], bool]:
     """Return (payload, truncated): the payload whose JSON text is estimated at most ``max_tokens``
-    tokens. Strings are cut longest-first, then lists shortened, until it fits."""
+    less ``reserve`` tokens (room for what an envelope wraps around it). Strings are cut
+    longest-first, then lists shortened, until it fits."""
+    cap, max_tokens = max_tokens, max_tokens - reserve
     if json_tokens(payload) <= max_tokens:
         return payload, False
     payload["truncated"] = True
     payload["truncation_note"] = (
-        f"Response exceeded the {max_tokens}-token budget (estimated); long text fields were "
-        "shortened. Ask for fewer results (limit) or fetch single memories with memory_get."
+        f"Response exceeded the {cap}-token cap (estimated); long text fields were shortened. "
+        "Ask for fewer results (limit) or fetch single memories with memory_get."
     )
     leaves: list[tuple[Any, Any, str]] = []
     _collect(payload, leaves)

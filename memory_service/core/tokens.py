@@ -51,12 +51,15 @@ def half_tokens(text: str) -> int:
     non-letters (a JSON string's quotes), which the response cap relies on."""
     if not text:
         return 0
-    classes = text.encode("utf-8", "surrogatepass").translate(_CLASSES)
-    outside_ascii = classes.count(b"x")
+    plain = text.isascii()  # a flag CPython keeps: no scan
+    classes = text.encode("ascii" if plain else "utf-8", "surrogatepass").translate(_CLASSES)
+    outside_ascii = 0 if plain else classes.count(b"x")
     capitals_in_words = classes.count(b"Aa")
     letters = classes.count(b"a") + capitals_in_words
     # a word starts at a lower case letter after anything but one, or at a capital before one
-    words = classes.count(b" a") + classes.count(b"xa") + capitals_in_words + classes.startswith(b"a")
+    words = classes.count(b" a") + capitals_in_words + classes.startswith(b"a")
+    if not plain:
+        words += classes.count(b"xa")
     spaces = text.count(" ")
     singles = len(classes) - outside_ascii - letters - spaces + text.count("  ")
     # a word of n letters costs ceil(n / 2) <= (n + 1) / 2

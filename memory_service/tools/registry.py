@@ -161,7 +161,7 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> 
             # The last guard: no secret leaves in an answer, whatever the tool quotes (a query
             # echoed in a suggestion, a code signature, text stored before masking was on).
             payload = mask_value(output.model_dump(mode="json"))
-            payload, _ = fit_to_budget(payload, max_tokens - FRAME_TOKENS)
+            payload, _ = fit_to_budget(payload, max_tokens, reserve=FRAME_TOKENS)
             return spec.envelope.success(spec, payload), ""
         except MemoryServiceError as exc:
             logger.info("tool %s refused: %s %s", spec.name, exc.code, clip_text(exc.message))
