@@ -4,13 +4,16 @@ characters: Chinese, Japanese, Korean, emoji and mixed. The answer's text is est
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 
 from memory_service.core.tokens import estimate_tokens
+from tests.conftest import REPO, daemon_gone, require_model, server_env
 from tests.e2e.conftest import call_ok, payload
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -108,3 +111,22 @@ async def test_bulk_add_answer_echoing_emoji_inputs_stays_within_the_cap(client:
     assert out["created"] == 0 and out["errors"]
     assert answer_tokens(result) <= CAP
     assert out["truncated"] is True
+
+
+async def test_the_cap_holds_over_stdio_through_the_daemon(tmp_path: Path) -> None:
+    """The real process (``python -m memory_service``, relaying to its data directory's daemon)."""
+    data_dir = tmp_path / "data"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memory_service"],
+        env=server_env(data_dir, model=require_model()),
+        cwd=str(REPO),
+    )
+    text = repeat(EMOJI + KOREAN, 60_000)  # 60,000 characters, ~200K tokens
+    async with Client(params) as client:
+        memory_id = await add(client, text)
+        result = await client.call_tool("memory_get", {"memory_id": memory_id})
+        got = payload(result)
+        assert answer_tokens(result) <= CAP
+        assert got["truncated"] is True and MARK in got["memory"]["content"]
+    daemon_gone(data_dir)
