@@ -16,7 +16,8 @@ estimate is an upper bound for the tokenizer families in use, cheap enough for e
 
 English prose comes to about one token per two characters, an answer's JSON (ids, scores, dates)
 to about two in three; both are above what all-MiniLM or an LLM tokenizer counts
-(tests/unit/core/test_tokens.py checks it against the model's tokenizer).
+(tests/unit/core/test_tokens.py checks it against the model's tokenizer). Strings of random lower
+case letters are the known exception: all-MiniLM cuts them finer than two letters a token.
 """
 
 from __future__ import annotations
