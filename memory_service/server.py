@@ -113,7 +113,7 @@ def build_server(
     def services() -> Services:
         return state.holder["services"]
 
-    budget = int(settings.server.max_response_tokens * settings.server.chars_per_token)
+    budget = settings.server.max_response_tokens
     tools = [build_tool(spec, services, budget) for spec in surface.tools]
     guard = RequestGuard(
         [spec.name for spec in surface.tools],

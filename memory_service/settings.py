@@ -199,9 +199,8 @@ def split_profiles(value: str) -> list[str]:
 
 class ServerSettings(BaseModel):
     name: str = "memory-service"
+    # The response cap (seed 001 §4.3), in tokens estimated from above (core/tokens.py).
     max_response_tokens: int = Field(50_000, ge=1_000)
-    # Estimated characters per token for the response cap; 3 is conservative for JSON text.
-    chars_per_token: float = Field(3.0, gt=0)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     # Which contract the server speaks (docs/profiles.md): one of PROFILE_NAMES, or several
     # separated by commas (their union). Each MCP connection may ask for its own (the daemon

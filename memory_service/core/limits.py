@@ -1,73 +1,121 @@
 """Keep every response under the token cap (seed 001 §4.3: 50K tokens).
 
-Tokens are estimated from the JSON text length (characters per token is a setting, 3 by
-default: conservative for English and JSON). When a response is too large, the longest string
-fields are cut to a common length, each cut visibly marked, and the response says so.
+Tokens are estimated from above from the JSON text (core/tokens.py: by script, so Chinese or
+emoji text counts what it costs). When a response is too large, the longest string fields are
+cut to a common length, each cut visibly marked, and the response says so; if that is not
+enough (many short items), the longest lists lose items from their end.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from memory_service.core.tokens import half_tokens, json_text, json_tokens
 
 MARKER = " …[truncated: {shown} of {total} characters shown; call memory_get for the full text]"
 _MARKER_ROOM = len(MARKER) + 16
+_SHORTEST_CUT = _MARKER_ROOM * 2  # strings up to this long are never cut
 
 
 def json_size(payload: Any) -> int:
-    return len(json.dumps(payload, ensure_ascii=False, default=str))
+    return len(json_text(payload))
 
 
-def fit_to_budget(payload: dict[str, Any], max_chars: int) -> tuple[dict[str, Any], bool]:
-    """Return (payload, truncated). Strings are cut longest-first until the JSON fits ``max_chars``."""
-    size = json_size(payload)
-    if size <= max_chars:
+def fit_to_budget(payload: dict[str, Any], max_tokens: int, reserve: int = 0) -> tuple[dict[str, Any], bool]:
+    """Return (payload, truncated): the payload whose JSON text is estimated at most ``max_tokens``
+    less ``reserve`` tokens (room for what an envelope wraps around it). Strings are cut
+    longest-first, then lists shortened, until it fits."""
+    cap, max_tokens = max_tokens, max_tokens - reserve
+    if json_tokens(payload) <= max_tokens:
         return payload, False
-    leaves: list[tuple[list[Any], Any, int]] = []
-    _collect(payload, leaves)
-    if not leaves:
-        return payload, False
-    lengths = [n for _, _, n in leaves]
-    excess = size - max_chars
-    cap = _common_cap(lengths, excess)
-    for container, key, length in leaves:
-        if length > cap:
-            text = container[key]
-            shown = max(cap - _MARKER_ROOM, 0)
-            container[key] = text[:shown] + MARKER.format(shown=shown, total=length)
     payload["truncated"] = True
     payload["truncation_note"] = (
-        f"Response exceeded the {max_chars}-character budget; long text fields were shortened. "
+        f"Response exceeded the {cap}-token cap (estimated); long text fields were shortened. "
         "Ask for fewer results (limit) or fetch single memories with memory_get."
     )
+    leaves: list[tuple[Any, Any, str]] = []
+    _collect(payload, leaves)
+    if leaves:
+        _cut_strings(payload, leaves, max_tokens)
+    _shorten_lists(payload, max_tokens)
     return payload, True
 
 
-def _collect(node: Any, out: list[tuple[Any, Any, int]]) -> None:
+def _collect(node: Any, out: list[tuple[Any, Any, str]]) -> None:
     items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
     for key, value in items:
         if isinstance(value, str):
-            if len(value) > _MARKER_ROOM * 2:
-                out.append((node, key, len(value)))
+            if len(value) > _SHORTEST_CUT:
+                out.append((node, key, value))
         else:
             _collect(value, out)
 
 
-def _common_cap(lengths: list[int], excess: int) -> int:
-    """The largest cap such that cutting every string to it removes at least ``excess`` chars."""
-    need = excess + _MARKER_ROOM * len(lengths) + 256
+def _cut(text: str, cap: int) -> str:
+    if len(text) <= cap:
+        return text
+    shown = max(cap - _MARKER_ROOM, 0)
+    return text[:shown] + MARKER.format(shown=shown, total=len(text))
 
-    def removed(cap: int) -> int:
-        return sum(n - cap for n in lengths if n > cap)
 
-    lo, hi = 0, max(lengths)
+def _cut_strings(payload: dict[str, Any], leaves: list[tuple[Any, Any, str]], max_tokens: int) -> None:
+    """Cut every leaf longer than the largest common cap (in characters) at which the estimate
+    fits. A string's tokens add up with the rest of the JSON text (its quotes separate it), so
+    each candidate cap costs an estimate of the cut strings only."""
+    costs = [half_tokens(json_text(text)) for _, _, text in leaves]
+    rest = half_tokens(json_text(payload)) - sum(costs)
+
+    def tokens_at(cap: int) -> int:
+        cut = (
+            half_tokens(json_text(_cut(text, cap))) if len(text) > cap else cost
+            for (_, _, text), cost in zip(leaves, costs, strict=True)
+        )
+        return (rest + sum(cut) + 1) // 2
+
+    lo, hi = _SHORTEST_CUT, max(len(text) for _, _, text in leaves)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if removed(mid) >= need:
+        if tokens_at(mid) <= max_tokens:
             lo = mid
         else:
             hi = mid - 1
-    return max(lo, _MARKER_ROOM * 2)
+    for container, key, text in leaves:
+        container[key] = _cut(text, lo)
+
+
+def _shorten_lists(payload: dict[str, Any], max_tokens: int) -> None:
+    """Keep as many leading items of the longest list as fit (result lists are ranked), then of
+    the next longest, until the estimate fits or every list has one item."""
+    while json_tokens(payload) > max_tokens:
+        longest = _longest_list(payload)
+        if longest is None:
+            return
+        items = list(longest)
+        lo, hi = 1, len(items) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            longest[:] = items[:mid]
+            if json_tokens(payload) <= max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        longest[:] = items[:lo]
+
+
+def _longest_list(node: dict[str, Any]) -> list[Any] | None:
+    """The longest list of two or more items anywhere in ``node``."""
+    longest: list[Any] | None = None
+    stack: list[Any] = [node]
+    while stack:
+        current = stack.pop()
+        for value in current.values() if isinstance(current, dict) else current:
+            if isinstance(value, list):
+                if len(value) > 1 and (longest is None or len(value) > len(longest)):
+                    longest = value
+                stack.append(value)
+            elif isinstance(value, dict):
+                stack.append(value)
+    return longest
 
 
 # ---------------------------------------------------------------- what errors, logs and audit repeat

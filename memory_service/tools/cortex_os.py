@@ -130,7 +130,7 @@ class CortexOsEnvelope:
         logger.debug("tool %s succeeded correlationId=%s", spec.name, correlation_id)
         return _framed(spec, body, structured=True)
 
-    def failure(self, spec: ToolSpec, error: MemoryServiceError, max_chars: int) -> CallToolResult:
+    def failure(self, spec: ToolSpec, error: MemoryServiceError, max_tokens: int) -> CallToolResult:
         correlation_id, stamp = _trace()
         code = seed_code(error)
         ours = error.to_envelope()["error"]  # clipped, secrets masked
@@ -141,7 +141,7 @@ class CortexOsEnvelope:
         }
         body, _ = fit_to_budget(
             {"success": False, "error": reported, "correlationId": correlation_id, "timestamp": stamp},
-            max_chars,
+            max_tokens,
         )
         logger.error("tool %s failed: %s (%s) correlationId=%s", spec.name, code, error.code, correlation_id)
         return _framed(spec, body, structured=False)

@@ -40,8 +40,8 @@ class FindStoreEnvelope:
         text = json.dumps(payload, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
 
-    def failure(self, spec: ToolSpec, error: MemoryServiceError, max_chars: int) -> CallToolResult:
-        payload, _ = fit_to_budget(seed_error(error), max_chars)
+    def failure(self, spec: ToolSpec, error: MemoryServiceError, max_tokens: int) -> CallToolResult:
+        payload, _ = fit_to_budget(seed_error(error), max_tokens)
         text = json.dumps(payload, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 

@@ -30,14 +30,14 @@ class RequestGuard:
     def __init__(
         self,
         tool_names: Collection[str],
-        max_chars: int,
+        max_tokens: int,
         startup_error: Callable[[], MemoryServiceError | None],
         *,
         aliases: Mapping[str, str] | None = None,
     ) -> None:
         self._tools = sorted(tool_names)
         self._aliases = dict(aliases or {})
-        self._max_chars = max_chars
+        self._max_tokens = max_tokens
         self._startup_error = startup_error
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -56,7 +56,7 @@ class RequestGuard:
                 ctx = dataclasses.replace(ctx, params=params)
             problem = self._check_call(params)
             if problem is not None:
-                return error_result(problem, self._max_chars)
+                return error_result(problem, self._max_tokens)
         return await call_next(ctx)
 
     def _check_call(self, params: Mapping[str, Any]) -> MemoryServiceError | None:

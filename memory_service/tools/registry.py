@@ -52,6 +52,9 @@ DESTRUCTIVE = ToolAnnotations(
 )
 # Hides or replaces what it touches (destructive), and each call writes anew (not idempotent):
 # memory_supersede, seed 002's memory.update.
+# What an envelope may wrap around a tool's output (seed 003's success, correlationId and
+# timestamp): the output is fitted to the cap less this, so the whole answer stays within it.
+FRAME_TOKENS = 200
 DESTRUCTIVE_APPEND = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
@@ -65,7 +68,7 @@ class Envelope(Protocol):
 
     def success(self, spec: ToolSpec, payload: dict[str, Any]) -> CallToolResult: ...
 
-    def failure(self, spec: ToolSpec, error: MemoryServiceError, max_chars: int) -> CallToolResult: ...
+    def failure(self, spec: ToolSpec, error: MemoryServiceError, max_tokens: int) -> CallToolResult: ...
 
 
 class Seed001Envelope:
@@ -77,8 +80,8 @@ class Seed001Envelope:
     def success(self, spec: ToolSpec, payload: dict[str, Any]) -> CallToolResult:
         return _result(payload)
 
-    def failure(self, spec: ToolSpec, error: MemoryServiceError, max_chars: int) -> CallToolResult:
-        return error_result(error, max_chars)
+    def failure(self, spec: ToolSpec, error: MemoryServiceError, max_tokens: int) -> CallToolResult:
+        return error_result(error, max_tokens)
 
 
 SEED001 = Seed001Envelope()
@@ -127,8 +130,9 @@ class _RawArguments(ArgModelBase):
         return {"arguments": dict(self.model_extra or {})}
 
 
-def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> Tool:
-    """An SDK Tool whose schema is ours and whose body validates, runs and shapes the result."""
+def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> Tool:
+    """An SDK Tool whose schema is ours and whose body validates, runs and shapes the result;
+    answers and errors are estimated at most ``max_tokens`` tokens (core/limits.py)."""
     schema = spec.input_schema()
     request_model = spec.request_model or spec.schema_model
 
@@ -156,18 +160,19 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_chars: int) -> T
                 output = await spec.after(services(), request, output, ctx)
             # The last guard: no secret leaves in an answer, whatever the tool quotes (a query
             # echoed in a suggestion, a code signature, text stored before masking was on).
-            payload, _ = fit_to_budget(mask_value(output.model_dump(mode="json")), max_chars)
+            payload = mask_value(output.model_dump(mode="json"))
+            payload, _ = fit_to_budget(payload, max_tokens, reserve=FRAME_TOKENS)
             return spec.envelope.success(spec, payload), ""
         except MemoryServiceError as exc:
             logger.info("tool %s refused: %s %s", spec.name, exc.code, clip_text(exc.message))
-            return spec.envelope.failure(spec, exc, max_chars), exc.code
+            return spec.envelope.failure(spec, exc, max_tokens), exc.code
         except Exception:
             logger.exception("tool %s failed unexpectedly", spec.name)
             error = InternalError(
                 f"Unexpected error in {spec.name}",
                 suggestion="This is a bug: retry once, and report it with the server log if it persists.",
             )
-            return spec.envelope.failure(spec, error, max_chars), error.code
+            return spec.envelope.failure(spec, error, max_tokens), error.code
 
     return Tool(
         fn=call,
@@ -217,10 +222,10 @@ def _result(payload: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
 
 
-def error_result(error: MemoryServiceError, max_chars: int) -> CallToolResult:
+def error_result(error: MemoryServiceError, max_tokens: int) -> CallToolResult:
     """The seed-001 envelope as text with ``isError``; no structured content, which would have
     to match the success schema (MCP 2025-11-25: tool errors are reported in the result)."""
-    payload, _ = fit_to_budget(error.to_envelope(), max_chars)
+    payload, _ = fit_to_budget(error.to_envelope(), max_tokens)
     text = json.dumps(payload, ensure_ascii=False)
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 

@@ -7,6 +7,7 @@ import uuid
 import pytest
 from mcp import Client
 
+from memory_service.core.tokens import json_tokens
 from tests.e2e.conftest import call_error, call_ok
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -242,6 +243,4 @@ async def test_large_search_response_is_truncated_with_marker(client: Client) ->
     )
     assert out["truncated"] is True
     assert any("[truncated:" in r["content"] for r in out["results"])
-    import json
-
-    assert len(json.dumps(out)) <= 50_000 * 3
+    assert json_tokens(out) <= 50_000

@@ -77,7 +77,7 @@ def seed_code(code: str) -> str:
     return "INTERNAL"
 
 
-SEED_ERROR_CHARS = 3000  # the JSON of one error (seed 001's envelope stays under 4 KB too)
+SEED_ERROR_TOKENS = 2000  # the JSON of one error, estimated (a few KB of English, as seed 001's envelope)
 
 
 def seed_error(error: MemoryServiceError) -> dict[str, Any]:
@@ -95,7 +95,7 @@ def seed_error(error: MemoryServiceError) -> dict[str, Any]:
     }
     # The hint, fix and details repeat what the envelope clipped (a long unknown field's name up
     # to five times): the longest strings are cut further, so an error stays a few KB.
-    fitted, cut = fit_to_budget(payload, SEED_ERROR_CHARS)
+    fitted, cut = fit_to_budget(payload, SEED_ERROR_TOKENS)
     if cut:  # the seed's four fields only, without the budget's note
         fitted.pop("truncated", None)
         fitted.pop("truncation_note", None)

@@ -1,9 +1,11 @@
-"""The response cap: long strings are cut to a common length, marked, and the response says so."""
+"""The response cap: long strings are cut to a common length, marked, and the response says so;
+the budget is in estimated tokens (core/tokens.py), so text in any script fits it."""
 
 from __future__ import annotations
 
 from memory_service.core.limits import clip_text, clip_value, fit_to_budget, json_size
 from memory_service.core.ports import AuditEvent
+from memory_service.core.tokens import json_tokens
 
 
 def test_small_payload_is_untouched() -> None:
@@ -16,7 +18,7 @@ def test_long_contents_are_cut_evenly_with_marker() -> None:
     payload = {"results": [{"content": "a" * 50_000}, {"content": "b" * 5_000}, {"content": "c" * 100}]}
     out, truncated = fit_to_budget(payload, 20_000)
     assert truncated and out["truncated"] is True and "truncation_note" in out
-    assert json_size(out) <= 20_000
+    assert 19_000 <= json_tokens(out) <= 20_000
     first, second, third = (r["content"] for r in out["results"])
     assert second.startswith("bbb")
     assert "[truncated:" in first and first.startswith("aaa")
@@ -27,7 +29,48 @@ def test_long_contents_are_cut_evenly_with_marker() -> None:
 def test_many_fields_all_shrink_to_fit() -> None:
     payload = {"results": [{"content": str(i) * 9_000} for i in range(10)]}
     out, truncated = fit_to_budget(payload, 30_000)
-    assert truncated and json_size(out) <= 30_000
+    assert truncated and json_tokens(out) <= 30_000
+
+
+CJK = "记忆服务为编码代理提供长期记忆、向量和图谱一起检索。"
+MIXED = "Search 検索 🚀 메모리 — 缓存 ✨ cache 👨‍👩‍👧‍👦 "
+
+
+def test_cjk_text_is_budgeted_in_tokens_not_characters() -> None:
+    """99,000 Chinese characters are well under 150,000 characters but ~300K estimated tokens:
+    the old character budget let them through whole."""
+    text = (CJK * 4000)[:99_000]
+    out, truncated = fit_to_budget({"memory": {"id": "m1", "content": text}}, 50_000)
+    assert truncated and out["truncated"] is True
+    assert 48_000 <= json_tokens(out) <= 50_000
+    content = out["memory"]["content"]
+    assert content.startswith(CJK) and "of 99000 characters shown" in content
+
+
+def test_mixed_and_emoji_results_fit_and_keep_their_order() -> None:
+    results = [{"id": f"r{i}", "content": MIXED * (300 + i)} for i in range(40)]
+    out, truncated = fit_to_budget({"results": results, "total": 40}, 50_000)
+    assert truncated and json_tokens(out) <= 50_000
+    assert [r["id"] for r in out["results"]] == [f"r{i}" for i in range(40)]  # no result dropped
+
+
+def test_payload_at_the_budget_is_untouched() -> None:
+    payload = {"content": CJK * 100}
+    budget = json_tokens(payload)
+    out, truncated = fit_to_budget(dict(payload), budget)
+    assert not truncated and out == payload
+    _, truncated = fit_to_budget(dict(payload), budget - 1)
+    assert truncated
+
+
+def test_many_short_strings_lose_list_items_from_the_end() -> None:
+    """Strings too short to cut (an error's clipped echoes, many small results): the longest list
+    keeps as many leading items as fit."""
+    payload = {"status": "error", "error": {"details": {"provided": [CJK * 3 for _ in range(3000)]}}}
+    out, truncated = fit_to_budget(payload, 20_000)
+    provided = out["error"]["details"]["provided"]
+    assert truncated and 19_000 <= json_tokens(out) <= 20_000
+    assert 0 < len(provided) < 3000 and all(p == CJK * 3 for p in provided)
 
 
 def test_clip_text_keeps_a_prefix_and_the_length_within_the_limit() -> None:
