@@ -54,7 +54,7 @@ from memory_service.core.schemas import (
     MemoryUpdateOutput,
     RelationshipInput,
 )
-from memory_service.core.scopes import FACETS, CallerScope, facet, fixed, resolve_write
+from memory_service.core.scopes import FACETS, CallerScope, Notice, facet, fixed, resolve_write
 from memory_service.core.services.code_links import CODE_REFS, code_ref_edges
 from memory_service.core.services.graph_sync import (
     op_delete_edges_of,
@@ -88,8 +88,11 @@ class MemoryService:
         actor: str,
         *,
         locks: KeyedLocks | None = None,
+        notice: Notice | None = None,
     ) -> None:
         self._stores = stores
+        # Said by the first write's answer: which project memories go to, when only inferred.
+        self._notice = notice or Notice(None)
         self._writer = writer
         self._settings = settings
         self._scope = fixed(scope)
@@ -152,6 +155,11 @@ class MemoryService:
     def add(self, data: MemoryAddInput, *, dedupe: bool = True, label: str | None = None) -> MemoryAddOutput:
         """Store one memory; with ``dedupe`` (the tool's way) a repeat of an active one is skipped.
         ``label``: the kind a compatibility profile stores it as, when ``type`` cannot say it."""
+        out = self._add(data, dedupe=dedupe, label=label)
+        out.warnings += self._notice.take()
+        return out
+
+    def _add(self, data: MemoryAddInput, *, dedupe: bool, label: str | None) -> MemoryAddOutput:
         new = self._new_record(data, "", dedupe=dedupe, label=label)
         record = new.record
         with self.locks.hold([record.dedupe_key] if record.dedupe_key else []):
@@ -212,7 +220,9 @@ class MemoryService:
             earlier = self._writer.write(
                 records, graph_ops=self._graph_ops(records, edges), audit=audit, answer=out
             )
-            return answered(out, earlier)
+            out = answered(out, earlier)
+            out.warnings += self._notice.take()
+            return out
 
     def _existing(self, record: MemoryRecord) -> str | None:
         """The id of another active, unexpired memory holding the record's dedupe key, if any."""
