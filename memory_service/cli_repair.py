@@ -16,7 +16,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from memory_service.cli_common import AsJson, DataDir, app, console, err_console, json_flag, load_settings
+from memory_service.cli_common import (
+    AsJson,
+    DataDir,
+    app,
+    console,
+    err_console,
+    error_line,
+    json_flag,
+    load_settings,
+)
 from memory_service.cli_via_daemon import refuse_while_daemon
 from memory_service.core.errors import MemoryServiceError
 
@@ -46,7 +55,7 @@ def repair(
     try:
         services = open_services(settings, housekeeping=False, repair=True, accept_empty=accept_empty)
     except MemoryServiceError as exc:
-        _fail(as_json, exc.to_envelope(), f"[red]{exc.message}[/red] {exc.suggestion}", 2)
+        _fail(as_json, exc.to_envelope(), error_line(exc), 2)
     presence = services.presence
     try:
         if accept_empty:
@@ -60,7 +69,7 @@ def repair(
                 services.stores, services.sync, services.normalize, services.jobs, settings.actor
             ).run()
         except MemoryServiceError as exc:
-            _fail(as_json, exc.to_envelope(), f"[red]{exc.message}[/red] {exc.suggestion}", 1)
+            _fail(as_json, exc.to_envelope(), error_line(exc), 1)
         graph = presence.graph_repair if presence else None
         outcome["graph_files"] = graph.__dict__ if graph else None
         if outcome["status"] == "completed" and presence is not None:
