@@ -22,9 +22,9 @@ from starlette.applications import Starlette
 from memory_service.core.errors import ValidationError
 from memory_service.settings import Settings
 from memory_service.transport.http_guard import HttpGuard, RequestRule, is_loopback
-from memory_service.transport.http_serve import serve_http
+from memory_service.transport.http_serve import check_port, serve_http
 
-__all__ = ["check_bind", "http_app", "is_loopback", "parse_bind", "read_token", "serve_http"]
+__all__ = ["check_bind", "check_port", "http_app", "is_loopback", "parse_bind", "read_token", "serve_http"]
 
 PATH = "/mcp"
 MIN_TOKEN_CHARS = 16
