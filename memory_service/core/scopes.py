@@ -224,18 +224,23 @@ class ProjectOrigin:
             return Notice(None)
         return Notice(
             f"Stored in project '{self.name}': {self.reason}. Set MEMORY_PROJECT in the server's "
-            "environment (or start it in the project's git repository) to name another."
+            "environment (or start it in the project's git repository) to name another.",
+            self.name,
         )
 
 
 class Notice:
-    """A warning given once, to the first answer that asks for it (thread-safe)."""
+    """A warning about ``project`` given once, to the first answer that asks for it (thread-safe)."""
 
-    def __init__(self, message: str | None) -> None:
+    def __init__(self, message: str | None, project: str | None = None) -> None:
         self._message = message
+        self._project = project
         self._lock = threading.Lock()
 
-    def take(self) -> list[str]:
+    def take(self, project: str | None = None) -> list[str]:
+        """The warning, the first time; [] after, and for a write stored in another ``project``."""
+        if project is not None and project != self._project:
+            return []
         with self._lock:
             message, self._message = self._message, None
         return [message] if message else []

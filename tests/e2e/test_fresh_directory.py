@@ -43,11 +43,19 @@ async def test_a_fresh_folder_outside_git_names_the_project(tmp_path: Path) -> N
         assert project["name"] == "notes-app" and project["source"] == "folder", project
         assert str(folder) in project["reason"] and "MEMORY_PROJECT" in project["reason"]
 
+        named = await call_ok(
+            client, "memory_add", {"type": "design", "content": "Elsewhere.", "scope": {"project": "other"}}
+        )
+        assert named["scope"] == {"project": "other"} and named["warnings"] == []  # not its project
         first = await call_ok(client, "memory_add", {"type": "design", "content": "Notes sync over WebDAV."})
         assert first["status"] == "created" and first["scope"] == {"project": "notes-app"}
         assert any("notes-app" in w and "MEMORY_PROJECT" in w for w in first["warnings"]), first
         second = await call_ok(client, "memory_add", {"type": "design", "content": "Conflicts keep both."})
         assert second["status"] == "created" and second["warnings"] == []  # said once
+        bulk = await call_ok(
+            client, "memory_bulk_add", {"memories": [{"type": "session", "content": "Bulk."}]}
+        )
+        assert bulk["created"] == 1 and bulk["warnings"] == []
 
         found = await call_ok(client, "memory_search", {"query": "WebDAV sync", "limit": 5})
         assert first["memory_id"] in {r["memory_id"] for r in found["results"]}

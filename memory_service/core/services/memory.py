@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from memory_service.core import actor, ttl
 from memory_service.core.dedupe import dedupe_key
@@ -76,6 +76,8 @@ from memory_service.core.services.writer import RecordWriter, answered
 from memory_service.core.ttl import EXPIRES_FIELD
 from memory_service.core.validation import validate_input
 from memory_service.settings import MemorySettings
+
+WriteAnswer = TypeVar("WriteAnswer", MemoryAddOutput, MemoryBulkAddOutput)
 
 
 class MemoryService:
@@ -155,11 +157,6 @@ class MemoryService:
     def add(self, data: MemoryAddInput, *, dedupe: bool = True, label: str | None = None) -> MemoryAddOutput:
         """Store one memory; with ``dedupe`` (the tool's way) a repeat of an active one is skipped.
         ``label``: the kind a compatibility profile stores it as, when ``type`` cannot say it."""
-        out = self._add(data, dedupe=dedupe, label=label)
-        out.warnings += self._notice.take()
-        return out
-
-    def _add(self, data: MemoryAddInput, *, dedupe: bool, label: str | None) -> MemoryAddOutput:
         new = self._new_record(data, "", dedupe=dedupe, label=label)
         record = new.record
         with self.locks.hold([record.dedupe_key] if record.dedupe_key else []):
@@ -220,9 +217,17 @@ class MemoryService:
             earlier = self._writer.write(
                 records, graph_ops=self._graph_ops(records, edges), audit=audit, answer=out
             )
-            out = answered(out, earlier)
-            out.warnings += self._notice.take()
+            return answered(out, earlier)
+
+    def noticed(self, out: WriteAnswer) -> WriteAnswer:
+        """``out`` (memory_add's, memory_bulk_add's answer) with the once-only notice of which
+        project memories go to, when only a folder named it; not given to an add stored in a
+        project the call named."""
+        if isinstance(out, MemoryBulkAddOutput) and not out.created:
             return out
+        project = out.scope.get("project") if isinstance(out, MemoryAddOutput) and out.scope else None
+        out.warnings += self._notice.take(project)
+        return out
 
     def _existing(self, record: MemoryRecord) -> str | None:
         """The id of another active, unexpired memory holding the record's dedupe key, if any."""
