@@ -114,7 +114,7 @@ def _from_server(settings: Settings, path: str, **options: Any) -> Any:
     except OSError as exc:
         err_console.print(
             f"[red]The memory-service that owns {settings.resolved_data_dir} did not answer {path}: "
-            f"{exc}[/red] Retry in a moment, or check the server's log."
+            f"{exc}.[/red] Retry in a moment, or check the server's log."
         )
         raise typer.Exit(1) from None
 

@@ -29,6 +29,7 @@ from memory_service.cli_common import (
     DataDir,
     app,
     console,
+    ended,
     err_console,
     error_line,
     json_flag,
@@ -69,16 +70,16 @@ def index(
     except MemoryServiceError as exc:
         raise _fail(exc, as_json) from None
     with _bar(target, as_json) as bar:
-        ended = via_daemon(settings, lambda session: _through(session, target, full, exclude, bar, as_json))
-        if ended is None:
-            ended = _directly(settings, target, full, exclude, bar, as_json)
-    job, totals = ended
+        outcome = via_daemon(settings, lambda session: _through(session, target, full, exclude, bar, as_json))
+        if outcome is None:
+            outcome = _directly(settings, target, full, exclude, bar, as_json)
+    job, totals = outcome
     if as_json:
         typer.echo(json.dumps({"path": str(target), **job, "index": totals}, indent=2))
     else:
         _print(target, job, totals)
     if job["status"] != "completed":
-        err_console.print(f"[red]The index job {job['status']}:[/red] {job.get('error')}")
+        err_console.print(f"[red]The index job {job['status']}:[/red] {ended(str(job.get('error')))}")
         raise typer.Exit(1)
 
 

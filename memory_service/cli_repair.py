@@ -21,6 +21,7 @@ from memory_service.cli_common import (
     DataDir,
     app,
     console,
+    ended,
     err_console,
     error_line,
     json_flag,
@@ -110,5 +111,5 @@ def _print(outcome: dict[str, Any]) -> None:
     for warning in outcome["warnings"]:
         err_console.print(f"[yellow]{warning}[/yellow]")
     for alarm in (outcome.get("alarms_left") or {}).values():
-        err_console.print(f"[yellow]still open: {alarm['message']}[/yellow] {alarm['suggestion']}")
+        err_console.print(f"[yellow]still open: {ended(alarm['message'])}[/yellow] {alarm['suggestion']}")
     console.print(f"code index: {outcome['code_index']['hint']}")
