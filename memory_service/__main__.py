@@ -128,10 +128,12 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
         tools_for(settings.server.profile, settings.server.tool_names)
     if args.command == "serve":
-        from memory_service.transport.http import parse_bind, read_token
+        from memory_service.transport.http import check_port, parse_bind, read_token
 
         http = parse_bind(args.http) if args.http else None
         token = read_token(settings, args.token_file)
+        if http is not None:  # a taken port is refused now, before the stores open and the model loads
+            check_port(*http)
         from memory_service.daemon.service import run_daemon
 
         return run_daemon(settings, http=http, token=token, idle_exit=False)

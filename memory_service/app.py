@@ -24,7 +24,7 @@ from memory_service.core.jobs import JobManager
 from memory_service.core.models import Scope
 from memory_service.core.ports import ComponentHealth
 from memory_service.core.records import MEMORIES, Stores, memories_collection
-from memory_service.core.scopes import CallerScope
+from memory_service.core.scopes import CallerScope, ProjectOrigin
 from memory_service.core.services.archive import ArchiveService
 from memory_service.core.services.audit_query import AuditQueryService
 from memory_service.core.services.code_search import CodeSearch
@@ -202,7 +202,8 @@ def open_services(
     sanitize.configure(redact=settings.memory.redact_secrets)
     scope = caller_scope(settings)
     paths = PathPolicy(settings.project_root, settings.indexer.allowed_roots, settings.indexer.max_file_bytes)
-    memory = MemoryService(stores, writer, settings.memory, scope, settings.actor)
+    origin = project_origin(settings)
+    memory = MemoryService(stores, writer, settings.memory, scope, settings.actor, notice=origin.notice())
     stale = StaleMarker(memory, writer, settings.actor)
     indexer = CodeIndexer(
         stores,
@@ -269,6 +270,7 @@ def open_services(
                 "cache": str(settings.redis.backend),
             },
             local_bytes=lambda: _local_bytes(data_dir),
+            project=origin,
         ),
         audit=AuditQueryService(stores.audit),
         normalize=NormalizeService(
@@ -309,6 +311,12 @@ def caller_scope(settings: Settings) -> CallerScope:
     follows = "branch" not in settings.model_fields_set  # MEMORY_BRANCH (or an argument) pins it
     probe = (lambda: head_branch(root)) if follows and (root / ".git").exists() else None
     return CallerScope(base, probe)
+
+
+def project_origin(settings: Settings) -> ProjectOrigin:
+    """The caller's project and which rule named it (settings' ``project_source``)."""
+    assert settings.project is not None  # settings always name one (the folder, at worst)
+    return ProjectOrigin(settings.project, settings.project_source, str(settings.project_root))
 
 
 def _local_bytes(data_dir: Path) -> int:

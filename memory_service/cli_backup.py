@@ -15,6 +15,7 @@ from memory_service.cli_common import (
     app,
     console,
     err_console,
+    error_line,
     json_flag,
     load_settings,
 )
@@ -49,7 +50,7 @@ def _file_job(as_json: bool, settings: Settings, title: str, run: Any) -> None:
                 "server first, then run the backup again."
             )
             raise typer.Exit(2) from None
-        err_console.print(f"[red]{exc.message}[/red]\n{exc.suggestion}")
+        err_console.print(error_line(exc, sep="\n"))
         raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps(result, indent=2))
@@ -66,7 +67,9 @@ def _file_job(as_json: bool, settings: Settings, title: str, run: Any) -> None:
 @app.command()
 def backup(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help="New (or empty) directory to write the backup into.")],
+    path: Annotated[
+        Path, typer.Argument(metavar="DIR", help="New (or empty) directory to write the backup into.")
+    ],
     data_dir: DataDir = None,
     as_json: AsJson = False,
 ) -> None:
@@ -81,7 +84,7 @@ def backup(
 @app.command()
 def restore(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help="A directory written by memory-cli backup.")],
+    path: Annotated[Path, typer.Argument(metavar="DIR", help="A directory written by memory-cli backup.")],
     data_dir: DataDir = None,
     as_json: AsJson = False,
 ) -> None:

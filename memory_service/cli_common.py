@@ -10,7 +10,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
+from memory_service import __version__
 from memory_service.core.errors import MemoryServiceError
 from memory_service.settings import Settings
 
@@ -25,18 +27,46 @@ console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
 
 DataDir = Annotated[
-    Path | None, typer.Option("--data-dir", help="Data directory (default: MEMORY_DATA_DIR or per project).")
+    Path | None,
+    typer.Option(
+        "--data-dir", metavar="DIR", help="Data directory (default: MEMORY_DATA_DIR or per project)."
+    ),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"memory-cli {__version__}")
+        raise typer.Exit()
+
+
+Version = Annotated[
+    bool,
+    typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+]
+
+
 @app.callback()
-def main(ctx: typer.Context, as_json: AsJson = False) -> None:
+def main(ctx: typer.Context, as_json: AsJson = False, version: Version = False) -> None:
     """Operate a memory-service data directory: health, statistics, indexing, maintenance.
 
     --json goes before or after the command: `memory-cli --json stats` or `memory-cli stats --json`.
     """
+    del version  # handled by its callback
     ctx.obj = {"json": as_json}
+
+
+def ended(text: str) -> str:
+    """``text`` as a finished sentence: a full stop added unless it ends with one (or ? !)."""
+    text = text.rstrip()
+    return text if not text or text[-1] in ".?!" else f"{text}."
+
+
+def error_line(exc: MemoryServiceError, lead: str = "", *, sep: str = " ") -> str:
+    """An error for the terminal: its message in red as a sentence, then its suggestion."""
+    line = f"[red]{escape(ended(lead + exc.message))}[/red]"
+    return f"{line}{sep}{escape(exc.suggestion)}" if exc.suggestion else line
 
 
 def json_flag(ctx: typer.Context, as_json: bool) -> bool:
@@ -62,5 +92,5 @@ def open_or_exit(settings: Settings) -> Any:
                 "server first, or point --data-dir at another directory."
             )
             raise typer.Exit(2) from None
-        err_console.print(f"[red]{exc.message}[/red] {exc.suggestion}")
+        err_console.print(error_line(exc))
         raise typer.Exit(1) from None

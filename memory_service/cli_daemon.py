@@ -108,14 +108,18 @@ def _socket_connections(socket: Path) -> int | None:
 
 
 @daemon_app.command()
-def stop(data_dir: DataDir = None) -> None:
+def stop(ctx: typer.Context, data_dir: DataDir = None, as_json: AsJson = False) -> None:
     """Stop the daemon (SIGTERM) and wait until it has closed the stores. Sessions still connected
     to it start a new daemon at once; close them first to free the data directory."""
+    as_json = json_flag(ctx, as_json)
     settings = load_settings(data_dir)
     paths = DaemonPaths.of(settings)
     hello = read_hello(settings)
     if hello is None:
-        console.print(f"no memory-service daemon is running for {paths.data_dir}")
+        if as_json:
+            typer.echo(json.dumps({"stopped": False, "pid": None, "data_dir": str(paths.data_dir)}))
+        else:
+            console.print(f"no memory-service daemon is running for {paths.data_dir}")
         return
     pid = int(hello["pid"])
     with contextlib.suppress(ProcessLookupError):  # it exited meanwhile
@@ -132,7 +136,10 @@ def stop(data_dir: DataDir = None) -> None:
             )
             raise typer.Exit(1)
         time.sleep(0.05)
-    console.print(f"stopped the memory-service daemon (pid {pid}) of {paths.data_dir}")
+    if as_json:
+        typer.echo(json.dumps({"stopped": True, "pid": pid, "data_dir": str(paths.data_dir)}))
+    else:
+        console.print(f"stopped the memory-service daemon (pid {pid}) of {paths.data_dir}")
 
 
 def _alive(pid: int) -> bool:

@@ -15,6 +15,7 @@ from memory_service.cli_common import (
     app,
     console,
     err_console,
+    error_line,
     json_flag,
     load_settings,
     open_or_exit,
@@ -92,14 +93,18 @@ def _through(session: DaemonSession, options: NormalizeOptions, as_json: bool) -
     try:
         started = session.call("normalize_memory", {"options": options.model_dump(mode="json")})
     except ToolError as exc:  # e.g. a normalization a session started is still running
-        err_console.print(f"[red]{exc.message}[/red] {exc.suggestion}")
+        err_console.print(error_line(exc))
         raise typer.Exit(1) from None
     with _bar(as_json) as bar:
         answer = follow_job(
             session,
             "normalize_status",
             started["job_id"],
-            lambda done, phase: bar.update(bar.task_ids[0], completed=done, description=phase),
+            lambda job: bar.update(
+                bar.task_ids[0],
+                completed=int(job.get("progress") or 0),
+                description=str(job.get("phase") or job.get("status") or ""),
+            ),
         )
     return NormalizeStatusOutput.model_validate(answer)
 

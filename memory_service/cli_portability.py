@@ -17,6 +17,7 @@ from memory_service.cli_common import (
     app,
     console,
     err_console,
+    error_line,
     json_flag,
     load_settings,
     open_or_exit,
@@ -53,7 +54,7 @@ def _portability(as_json: bool, settings: Settings, title: str, direct: Any, thr
     except MemoryServiceError as exc:
         if as_json:
             typer.echo(json.dumps(exc.to_envelope(), indent=2))
-        err_console.print(f"[red]{exc.message}[/red]\n{exc.suggestion}")
+        err_console.print(error_line(exc, sep="\n"))
         if exc.code == "VAL_PATH_OUTSIDE_ROOTS" and daemon:
             err_console.print(
                 f"memory-cli passed the path to the running daemon (pid {daemon['pid']}), which takes only "
@@ -97,7 +98,9 @@ def _tool_progress(progress: Any) -> Any:
 @app.command("export")
 def export_memories(
     ctx: typer.Context,
-    file: Annotated[Path, typer.Argument(help="The JSONL file to write (must not exist, unless --force).")],
+    file: Annotated[
+        Path, typer.Argument(metavar="FILE", help="The JSONL file to write (must not exist, unless --force).")
+    ],
     memory_type: Annotated[
         list[str] | None, typer.Option("--type", metavar="TYPE", help="Only this memory type (repeatable).")
     ] = None,
@@ -150,7 +153,10 @@ def export_memories(
 @app.command("import")
 def import_memories(
     ctx: typer.Context,
-    file: Annotated[Path, typer.Argument(help="A JSONL file written by export_memory or memory-cli export.")],
+    file: Annotated[
+        Path,
+        typer.Argument(metavar="FILE", help="A JSONL file written by export_memory or memory-cli export."),
+    ],
     mode: Annotated[
         str,
         typer.Option("--mode", metavar="MODE", help="For ids that already exist: skip, overwrite or merge."),
@@ -186,5 +192,5 @@ def _checked(model: Any, fields: dict[str, Any], as_json: bool, ctx: typer.Conte
     except MemoryServiceError as exc:
         if json_flag(ctx, as_json):
             typer.echo(json.dumps(exc.to_envelope(), indent=2))
-        err_console.print(f"[red]{exc.message}[/red]\n{exc.suggestion}")
+        err_console.print(error_line(exc, sep="\n"))
         raise typer.Exit(1) from None

@@ -16,7 +16,17 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from memory_service.cli_common import AsJson, DataDir, app, console, err_console, json_flag, load_settings
+from memory_service.cli_common import (
+    AsJson,
+    DataDir,
+    app,
+    console,
+    ended,
+    err_console,
+    error_line,
+    json_flag,
+    load_settings,
+)
 from memory_service.cli_via_daemon import refuse_while_daemon
 from memory_service.core.errors import MemoryServiceError
 
@@ -46,7 +56,7 @@ def repair(
     try:
         services = open_services(settings, housekeeping=False, repair=True, accept_empty=accept_empty)
     except MemoryServiceError as exc:
-        _fail(as_json, exc.to_envelope(), f"[red]{exc.message}[/red] {exc.suggestion}", 2)
+        _fail(as_json, exc.to_envelope(), error_line(exc), 2)
     presence = services.presence
     try:
         if accept_empty:
@@ -60,7 +70,7 @@ def repair(
                 services.stores, services.sync, services.normalize, services.jobs, settings.actor
             ).run()
         except MemoryServiceError as exc:
-            _fail(as_json, exc.to_envelope(), f"[red]{exc.message}[/red] {exc.suggestion}", 1)
+            _fail(as_json, exc.to_envelope(), error_line(exc), 1)
         graph = presence.graph_repair if presence else None
         outcome["graph_files"] = graph.__dict__ if graph else None
         if outcome["status"] == "completed" and presence is not None:
@@ -101,5 +111,5 @@ def _print(outcome: dict[str, Any]) -> None:
     for warning in outcome["warnings"]:
         err_console.print(f"[yellow]{warning}[/yellow]")
     for alarm in (outcome.get("alarms_left") or {}).values():
-        err_console.print(f"[yellow]still open: {alarm['message']}[/yellow] {alarm['suggestion']}")
+        err_console.print(f"[yellow]still open: {ended(alarm['message'])}[/yellow] {alarm['suggestion']}")
     console.print(f"code index: {outcome['code_index']['hint']}")

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from memory_service.cli_common import err_console
+from memory_service.cli_common import err_console, error_line
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.jobs import FINISHED
 from memory_service.daemon.client import DaemonSession, read_hello
@@ -63,7 +63,7 @@ def via_daemon(settings: Settings, work: Callable[[DaemonSession], T]) -> T | No
                 raise typer.Exit(2) from None
         except ServiceUnavailableError as exc:
             if exc.code != "SVC_DAEMON_GONE":
-                err_console.print(f"[red]{exc.message}[/red] {exc.suggestion}")
+                err_console.print(error_line(exc))
                 raise typer.Exit(1) from None
             if not went_away:
                 err_console.print(
@@ -161,15 +161,16 @@ def health_report(figures: dict[str, Any]) -> dict[str, Any]:
 
 
 def follow_job(
-    session: DaemonSession, status_tool: str, job_id: str, moved: Callable[[int, str], None]
+    session: DaemonSession, status_tool: str, job_id: str, moved: Callable[[dict[str, Any]], None]
 ) -> dict[str, Any]:
-    """Ask ``status_tool`` about the job until it ends, reporting (progress, phase) to ``moved``;
-    its last answer. Interrupted (Ctrl-C), say that the job goes on in the daemon."""
+    """Ask ``status_tool`` about the job until it ends, showing each view of the job to ``moved``
+    (progress, phase, and done / total / unit when it counts them); its last answer.
+    Interrupted (Ctrl-C), say that the job goes on in the daemon."""
     try:
         while True:
             answer = session.call(status_tool, {"job_id": job_id})
             job = answer.get("job") or answer  # index_status nests the job; normalize_status is it
-            moved(int(job.get("progress") or 0), str(job.get("phase") or job.get("status") or ""))
+            moved(job)
             if job.get("status") in FINISHED:
                 return answer
             time.sleep(POLL_S)

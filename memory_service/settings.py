@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -256,7 +256,8 @@ class Settings(BaseSettings):
 
     project_root: Path = Field(default_factory=Path.cwd)
     # The caller's scope (seed 004): missing levels come from git (remote → org/project, repo
-    # root → project, current branch → branch); without git and MEMORY_PROJECT there is no project.
+    # root → project, current branch → branch); without git and MEMORY_PROJECT, the folder the
+    # server starts in names the project, as it names the data directory.
     project: str | None = None
     branch: str | None = None
     org: str | None = None
@@ -276,6 +277,8 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(default_factory=lambda: ServerSettings())
     daemon: DaemonSettings = Field(default_factory=DaemonSettings)
     ranking: RankingSettings = Field(default_factory=lambda: RankingSettings())
+    # Where ``project`` came from: one of PROJECT_SOURCES (memory_statistics says it).
+    _project_source: str = PrivateAttr(default="setting")
 
     @model_validator(mode="after")
     def _backends(self) -> Settings:
@@ -308,23 +311,30 @@ class Settings(BaseSettings):
         git_root = _git_toplevel(self.project_root)
         if git_root is not None:
             self.project_root = git_root
+        if self.project:
+            self._project_source = "setting"
         if git_root is not None:
             remote_org, remote_project = _git_remote(git_root)
             if not self.project:
                 self.project = remote_project or git_root.name or None
+                self._project_source = "git remote" if remote_project else "git folder"
             if self.org is None:
                 self.org = remote_org
             if self.branch is None:
                 self.branch = head_branch(git_root)
+        project = self.project
+        if not project:  # no git, no MEMORY_PROJECT: the folder names it, else "default"
+            project = self.project = folder_project(self.project_root)
+            self._project_source = "folder" if project != DEFAULT_PROJECT else "default"
         if self.data_dir is None:
-            self.data_dir = default_data_dir(self.project or "default", self.project_root)
+            self.data_dir = default_data_dir(project, self.project_root)
         self.data_dir = self.data_dir.expanduser()
         self.indexer.allowed_roots = [p.expanduser().resolve() for p in self.indexer.allowed_roots]
         if self.embedding.model_path is not None:
             self.embedding.model_path = self.embedding.model_path.expanduser().resolve()
         if self.qdrant.path is not None:
             self.qdrant.path = self.qdrant.path.expanduser().resolve()
-        slug = project_slug(self.project or "default")
+        slug = project_slug(project)
         if self.qdrant.collection_prefix is None:
             self.qdrant.collection_prefix = f"{slug}__"
         if self.graph.namespace is None:
@@ -337,6 +347,26 @@ class Settings(BaseSettings):
     def resolved_data_dir(self) -> Path:
         assert self.data_dir is not None
         return self.data_dir
+
+    @property
+    def project_source(self) -> str:
+        """Where the project name came from: one of :data:`PROJECT_SOURCES`."""
+        return self._project_source
+
+
+# "setting": MEMORY_PROJECT (or an argument); "git remote" / "git folder": the repository's origin
+# remote or top-level folder; "folder": no git repository, the folder the server started in;
+# "default": neither, nor a folder with a usable name (the file system's root).
+PROJECT_SOURCES = ("setting", "git remote", "git folder", "folder", "default")
+DEFAULT_PROJECT = "default"
+
+
+def folder_project(root: Path) -> str:
+    """The project a folder outside git stands for: its name, or ``default`` when it has no name
+    a scope can hold (the root, control characters, over 200 characters)."""
+    name = root.name.strip()
+    usable = name and len(name) <= 200 and name.isprintable() and name not in (".", "..")
+    return name if usable else DEFAULT_PROJECT
 
 
 def project_slug(project: str) -> str:

@@ -35,6 +35,10 @@ class JobState(BaseModel):
     kind: str
     status: JobStatus = "queued"
     progress: int = 0
+    # The work behind ``progress``, when the job measures it (index jobs: bytes of source).
+    done: int = 0
+    total: int = 0
+    unit: str | None = None
     phase: str = "queued"
     stats: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
@@ -60,10 +64,14 @@ class JobContext:
     def stats(self) -> dict[str, Any]:
         return self.state.stats
 
-    def progress(self, done: int, total: int, phase: str | None = None) -> None:
+    def progress(self, done: int, total: int, phase: str | None = None, *, unit: str | None = None) -> None:
+        """``done`` of ``total`` units of work; with ``unit`` (e.g. "bytes") they are kept in the
+        job's state, for a client to show the amount and estimate the time left."""
         if self._cancel.is_set():
             raise JobCancelled
         self.state.progress = 100 if total <= 0 else min(99, int(done * 100 / total))
+        if unit is not None:
+            self.state.done, self.state.total, self.state.unit = done, total, unit
         if phase:
             self.state.phase = phase
         now = time.monotonic()
@@ -164,6 +172,7 @@ class JobManager:
         try:
             state.stats.update(work(ctx))
             state.status, state.progress, state.phase = "completed", 100, "done"
+            state.done = state.total  # all of the work it measured
         except JobCancelled:
             state.status, state.phase = "cancelled", "cancelled"
         except MemoryServiceError as exc:

@@ -98,6 +98,7 @@ class MemoryAddOutput(ToolOutput):
     )
     scope: dict[str, Any] | None = Field(default=None, description="The scope the memory was stored with")
     expires_at: str | None = Field(default=None, description="When the memory expires (its TTL policy)")
+    warnings: list[str] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- memory_update
@@ -212,6 +213,7 @@ class MemoryBulkAddOutput(ToolOutput):
         default_factory=list,
         description="Items that repeat an active memory (or an earlier item): nothing written for them",
     )
+    warnings: list[str] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- memory_search

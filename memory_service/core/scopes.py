@@ -2,9 +2,11 @@
 
 Six levels: org, project, service, branch, sprint, tenant. A write's scope is the caller's
 (settings: git remote → org/project, repo root → project, current branch → branch; ``MEMORY_*``
-overrides) with the levels the call gives on top. Preferences are project-wide by default (no
-branch), and ``"branch": null`` makes any memory project-wide. A write needs a project: when
-neither git, settings nor the call give one it is refused (VAL_INVALID_SCOPE).
+overrides) with the levels the call gives on top; outside git without ``MEMORY_PROJECT`` the
+folder the server started in names the project, as it names the data directory
+(:class:`ProjectOrigin` says which rule applied). Preferences are project-wide by default (no
+branch), and ``"branch": null`` makes any memory project-wide. A write needs a project: one whose
+call sets ``"project": null`` is refused (VAL_INVALID_SCOPE).
 
 Reads see the caller's {org, project, branch} by default (branch isolation) plus the project-wide
 memories; a read's ``scope`` widens or moves that: ``{"branch": "main"}`` reads main,
@@ -18,6 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
@@ -90,10 +93,10 @@ def invalid_scope(message: str, field: str, suggestion: str, **details: Any) -> 
 
 def no_project(field: str) -> ValidationError:
     return invalid_scope(
-        "No project scope: the server is not in a git repository and no project was configured or given",
+        "No project scope: a memory belongs to a project, and this call set none",
         field,
-        "Pass scope.project with the call, set MEMORY_PROJECT in the server's environment, or start "
-        "the server inside the project's git repository (its remote or folder names the project).",
+        "Give scope.project a name, or leave it out to use the server's project (memory_statistics "
+        "names it; MEMORY_PROJECT in the server's environment sets it).",
     )
 
 
@@ -186,3 +189,58 @@ class CallerScope:
 
 def fixed(scope: Scope | CallerScope) -> CallerScope:
     return scope if isinstance(scope, CallerScope) else CallerScope(scope)
+
+
+_BECAUSE = {
+    "setting": "set by MEMORY_PROJECT",
+    "git remote": "named by the origin remote of the git repository at {root}",
+    "git folder": "named after the git repository's folder {root}",
+    "folder": "no git repository and no MEMORY_PROJECT: named after the folder the server started "
+    "in ({root}), as its data directory is",
+    "default": "no git repository, no MEMORY_PROJECT and no folder name to use ({root})",
+}
+
+
+@dataclass(frozen=True)
+class ProjectOrigin:
+    """The caller's project and why (settings' ``project_source``): memory_statistics shows it,
+    and when it was only inferred from a folder, the first write warns once (:meth:`notice`)."""
+
+    name: str
+    source: str
+    root: str
+
+    @property
+    def reason(self) -> str:
+        return _BECAUSE.get(self.source, self.source).format(root=self.root)
+
+    @property
+    def inferred(self) -> bool:
+        """Whether no git repository nor setting named the project."""
+        return self.source in ("folder", "default")
+
+    def notice(self) -> Notice:
+        if not self.inferred:
+            return Notice(None)
+        return Notice(
+            f"Stored in project '{self.name}': {self.reason}. Set MEMORY_PROJECT in the server's "
+            "environment (or start it in the project's git repository) to name another.",
+            self.name,
+        )
+
+
+class Notice:
+    """A warning about ``project`` given once, to the first answer that asks for it (thread-safe)."""
+
+    def __init__(self, message: str | None, project: str | None = None) -> None:
+        self._message = message
+        self._project = project
+        self._lock = threading.Lock()
+
+    def take(self, project: str | None = None) -> list[str]:
+        """The warning, the first time; [] after, and for a write stored in another ``project``."""
+        if project is not None and project != self._project:
+            return []
+        with self._lock:
+            message, self._message = self._message, None
+        return [message] if message else []

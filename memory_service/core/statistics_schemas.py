@@ -78,7 +78,17 @@ class PerformanceFigures(ToolOutput):
     uptime_seconds: float
 
 
+class ProjectFigures(ToolOutput):
+    name: str = Field(description="The project this server's writes go to and its reads see by default")
+    source: str = Field(
+        description="Where the name came from: setting (MEMORY_PROJECT), git remote, git folder, "
+        "folder (no git repository: the folder the server started in), default"
+    )
+    reason: str = Field(description="The same in a sentence")
+
+
 class MemoryStatisticsOutput(ToolOutput):
+    project: ProjectFigures
     memories: MemoryCounts
     index: IndexCounts
     relationships: RelationshipCounts

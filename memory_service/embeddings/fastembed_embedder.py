@@ -64,6 +64,9 @@ RUN_THREADS = 1
 QUERY_MEMORY = 2048  # query vectors kept in process (1.5 KB each)
 MIN_PARALLEL_BATCH = 8  # fewer texts than this per run: one run (splitting costs more than it saves)
 TOKENIZER_THREADS_VARIABLE = "TOKENIZERS_PARALLELISM"  # the tokenizers library's own thread pool
+# ONNX Runtime's telemetry: on Linux it writes a device id and an event database under
+# ~/.cache/Microsoft/DeveloperTools/.onnxruntime/ unless this is set when onnxruntime is imported.
+ORT_TELEMETRY_VARIABLE = "ORT_DISABLE_TELEMETRY"
 
 
 def _embed_batch(model: Any, batch: list[tuple[str, str]]) -> dict[str, bytes]:
@@ -151,6 +154,8 @@ class FastEmbedder:
         # run's texts to its own pool of one thread per core, whose threads spin while they wait:
         # ~9 ms of CPU per bulk add of 100, taken from the write path (docs/benchmarks.md).
         os.environ.setdefault(TOKENIZER_THREADS_VARIABLE, "false")
+        # Nothing outside the data directory: before fastembed's first import of onnxruntime.
+        os.environ.setdefault(ORT_TELEMETRY_VARIABLE, "1")
         if settings.model_path is not None:
             problem = self._check_model_path(settings.model_path)
             if problem:

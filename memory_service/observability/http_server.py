@@ -8,6 +8,10 @@ Readiness (``/health/ready``): the services are open and no component (vectors, 
 queue, embedding model) is ``unavailable``; ``degraded`` (a model still loading, a growing dead-
 letter queue) is ready. This is the rule ``memory-cli health`` exits by, so both agree: a server
 without its model still answers lexically, but it is not whole, and it says so with a 503.
+
+Every request first passes the MCP endpoint's Host and Origin rule (:class:`.RequestRule`): on a
+loopback bind, a page that rebinds its DNS name to 127.0.0.1 cannot read ``/stats`` (store paths,
+counts) any more than it can call a tool.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from memory_service.core.errors import MemoryServiceError
 from memory_service.observability import discovery
 from memory_service.observability.gauges import ServiceGauges
 from memory_service.observability.metrics import Metrics
+from memory_service.transport.http_guard import RequestRule
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +65,10 @@ class SideServer:
         failure: Callable[[], MemoryServiceError | None],
         metrics: Metrics | None,
         httpd: ThreadingHTTPServer,
+        rule: RequestRule,
     ) -> None:
         self.data_dir = data_dir
+        self.rule = rule
         self._services = services
         self._failure = failure
         self._metrics = metrics
@@ -97,7 +104,7 @@ class SideServer:
                 exc.strerror or exc,
             )
             return None
-        server = cls(data_dir, services, failure, metrics, httpd)
+        server = cls(data_dir, services, failure, metrics, httpd, RequestRule.for_bind(host, token=None))
         handler.side = server  # type: ignore[attr-defined]
         if metrics is not None:
             metrics.registry.register(ServiceGauges(services, metrics))
@@ -119,6 +126,14 @@ class SideServer:
         self._httpd.server_close()
 
     # ------------------------------------------------------------------ endpoints
+
+    def answer(self, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
+        """The response to a GET of ``path`` with these headers (names in lower case)."""
+        refusal = self.rule.refusal(headers)
+        if refusal is not None:
+            logger.warning("refused an HTTP side server request: %s", refusal.message)
+            return _json(refusal.http_status, refusal.to_envelope())
+        return self.route(path)
 
     def route(self, path: str) -> tuple[int, str, bytes]:
         if path == "/health/live":
@@ -181,7 +196,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/") or "/"
         try:
-            status, content_type, body = self.side.route(path)
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            status, content_type, body = self.side.answer(path, headers)
         except MemoryServiceError as exc:
             status, content_type, body = _json(503, {"error": exc.to_envelope()["error"]})
         except Exception:

@@ -21,10 +21,10 @@ from starlette.applications import Starlette
 
 from memory_service.core.errors import ValidationError
 from memory_service.settings import Settings
-from memory_service.transport.http_guard import LOOPBACK_HOSTS, LOOPBACK_ORIGINS, HttpGuard, host_name
-from memory_service.transport.http_serve import serve_http
+from memory_service.transport.http_guard import HttpGuard, RequestRule, is_loopback
+from memory_service.transport.http_serve import check_port, serve_http
 
-__all__ = ["check_bind", "http_app", "is_loopback", "parse_bind", "read_token", "serve_http"]
+__all__ = ["check_bind", "check_port", "http_app", "is_loopback", "parse_bind", "read_token", "serve_http"]
 
 PATH = "/mcp"
 MIN_TOKEN_CHARS = 16
@@ -88,19 +88,6 @@ def read_token(settings: Settings, token_file: str | None) -> str | None:
     return token
 
 
-def is_loopback(host: str) -> bool:
-    """Whether only this machine can reach ``host``; a name other than localhost may resolve anywhere."""
-    host = host.strip().strip("[]").lower().rstrip(".")
-    if host == "localhost":
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1
-    return address.is_loopback or (mapped is not None and mapped.is_loopback)
-
-
 def check_bind(host: str, token: str | None) -> None:
     """Refuse a bind anyone on the network could use without a token, and a guessable token."""
     if token is not None and (len(token) < MIN_TOKEN_CHARS or not _sendable(token)):
@@ -135,13 +122,6 @@ def http_app(
     but ``allowed_origins``. ``port`` is not checked in Host: a proxy may forward another one.
     """
     del port  # the listening socket, not the app, decides the port (port 0 is only known later)
-    name = host_name(f"[{host}]" if ":" in host else host)
-    if is_loopback(host):
-        hosts: frozenset[str] | None = LOOPBACK_HOSTS | {name}
-        origins = (*LOOPBACK_ORIGINS, *allowed_origins)
-    else:
-        hosts = None if _is_wildcard(name) else frozenset({name})
-        origins = tuple(allowed_origins)
     # HttpGuard checks Host and Origin in front of the SDK; the SDK's own (plain-text) check is
     # off so that the two can never disagree. It still refuses a POST that is not JSON.
     app = mcp.streamable_http_app(
@@ -150,7 +130,9 @@ def http_app(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=host,
     )
-    app.add_middleware(HttpGuard, token=token, hosts=hosts, origins=origins)
+    app.add_middleware(
+        HttpGuard, rule=RequestRule.for_bind(host, token=token, allowed_origins=allowed_origins)
+    )
     return app
 
 
@@ -160,11 +142,6 @@ def _is_ip(text: str, *, version: int | None = None) -> bool:
     except ValueError:
         return False
     return version is None or address.version == version
-
-
-def _is_wildcard(host: str) -> bool:
-    """``0.0.0.0`` or ``::``: every address of the machine, under whatever name clients use."""
-    return _is_ip(host) and ipaddress.ip_address(host).is_unspecified
 
 
 def _is_name(text: str) -> bool:

@@ -145,6 +145,14 @@ class _EventStreams:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+def check_port(host: str, port: int) -> None:
+    """Fail now (SVC_HTTP_BIND) if ``host:port`` cannot be listened on: a taken port must be
+    reported before the stores are opened and the model loaded, not after. The socket is closed
+    again; :func:`serve_http` binds it for good once the services are up."""
+    if port != 0:
+        _bind(host, port).close()
+
+
 def _bind(host: str, port: int) -> socket.socket:
     """A listening TCP socket on host:port, or a readable error (port taken, unknown host)."""
     try:

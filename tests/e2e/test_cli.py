@@ -4,6 +4,7 @@ through its daemon while a session runs, then on the stores themselves."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -141,3 +142,63 @@ def test_index_command_indexes_then_skips_unchanged(tmp_path: Path) -> None:
     assert unchanged.split()[-2] == "3"
     missing = _cli("index", str(tmp_path / "nope"), env=env)
     assert missing.returncode == 1 and "does not exist" in missing.stderr
+
+
+def test_index_json_counts_bytes_and_errors_are_envelopes(tmp_path: Path) -> None:
+    """The global --json is honoured by index: no bar, one JSON document; progress is by bytes."""
+    project = tmp_path / "proj"
+    (project / "src").mkdir(parents=True)
+    names = ("sample.py", "sample.go")
+    for name in names:
+        (project / "src" / name).write_bytes((REPO / "tests" / "fixtures" / "languages" / name).read_bytes())
+    env = server_env(tmp_path / "data", model=require_model())
+    env["MEMORY_PROJECT_ROOT"] = str(project)
+    done = _cli("--json", "index", str(project / "src"), env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    job = json.loads(done.stdout)
+    assert job["status"] == "completed" and job["stats"]["files_indexed"] == 2
+    source = sum((project / "src" / name).stat().st_size for name in names)
+    assert job["unit"] == "bytes" and job["total"] >= source and job["done"] == job["total"]
+    assert job["index"]["total_files"] == 2
+    missing = _cli("index", "--json", str(tmp_path / "nope"), env=env)
+    assert missing.returncode == 1
+    error = json.loads(missing.stdout)["error"]
+    assert error["code"] and "does not exist" in error["message"]
+
+
+def test_version_placeholders_and_error_sentences(tmp_path: Path) -> None:
+    from memory_service import __version__
+
+    version = _cli("--version", env={})
+    assert version.returncode == 0 and version.stdout.strip() == f"memory-cli {__version__}"
+    commands = ("health", "stats", "index", "normalize", "export", "import", "backup", "restore", "repair")
+    for command in (*commands, "daemon status", "daemon stop"):
+        shown = _cli(*command.split(), "--help", env={"COLUMNS": "200"})
+        assert shown.returncode == 0, shown.stderr
+        assert not re.search(r"<[a-z]+\[", shown.stdout), shown.stdout  # no <list[str]>
+        assert "--json" in shown.stdout, command  # every command takes --json
+    assert "--exclude GLOB" in _cli("index", "--help", env={"COLUMNS": "200"}).stdout
+    env = server_env(tmp_path / "data", model=None)
+    missing = _cli("index", str(tmp_path / "nope"), env={**env, "COLUMNS": "300"})
+    assert missing.returncode == 1
+    assert re.search(r"does not exist\. Check the spelling", missing.stderr), missing.stderr
+    stopped = _cli("--json", "daemon", "stop", env=env)
+    assert stopped.returncode == 0 and json.loads(stopped.stdout)["stopped"] is False
+
+
+@pytest.mark.anyio
+@pytest.mark.e2e
+async def test_index_through_the_daemon_says_a_missing_path_does_not_exist(tmp_path: Path) -> None:
+    """Outside the daemon's allowed roots and missing: "does not exist" comes first."""
+    env = server_env(tmp_path / "data", model=require_model())
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memory_service"], env=env, cwd=str(REPO)
+    )
+    async with Client(params) as client:
+        await call_ok(client, "memory_add", {"type": "design", "content": "A daemon runs."})
+        outside = tmp_path / "elsewhere" / "nope"
+        missing = await anyio.to_thread.run_sync(lambda: _cli("--json", "index", str(outside), env=env))
+        assert missing.returncode == 1, missing.stdout + missing.stderr
+        error = json.loads(missing.stdout)["error"]
+        assert error["code"] == "NF_PATH" and "does not exist" in error["message"]
+    daemon_gone(tmp_path / "data")

@@ -104,12 +104,16 @@ async def test_malformed_and_missing_scopes_get_a_clear_error(tmp_path: Path) ->
         assert (await call_ok(client, "memory_statistics", {}))["memories"]["total"] == 0
 
     async with _client(tmp_path / "nogit", project=None, org=None, branch=None) as client:
-        error = await call_error(client, "memory_add", {"type": "design", "content": "Where does it go?"})
-        assert error["code"] == "VAL_INVALID_SCOPE" and "MEMORY_PROJECT" in error["suggestion"]
+        # Outside git without MEMORY_PROJECT the folder names the project; a call cannot unset it.
+        error = await call_error(
+            client,
+            "memory_add",
+            {"type": "design", "content": "Where does it go?", "scope": {"project": None}},
+        )
+        assert error["code"] == "VAL_INVALID_SCOPE" and "scope.project" in error["suggestion"]
         stored = await _add(client, "It goes to the named project.", scope={"project": "named"})
         assert stored["scope"] == {"project": "named"}
-        error = await call_error(client, "memory_search", {"query": "project"})
-        assert error["code"] == "VAL_INVALID_SCOPE"
+        assert stored["memory_id"] not in await _ids(client, "named project")  # the folder's project
         scope = {"project": "named", "tenant": "t1"}  # a tenant without an org
         error = await call_error(client, "memory_search", {"query": "project", "scope": scope})
         assert error["code"] == "VAL_INVALID_SCOPE" and "org" in error["suggestion"]

@@ -3,6 +3,7 @@ memory-cli health/stats asking the running server instead of refusing with "in u
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import os
@@ -280,3 +281,45 @@ async def test_memory_cli_asks_the_running_server_then_opens_the_stores(tmp_path
     assert figures["memories"] == live["memories"] and figures["performance"]["tools"] == {}
     offline = _cli("health", "--json", env=env)
     assert offline.returncode == 0 and set(json.loads(offline.stdout)) == set(report)
+
+
+def _get_with(url: str, path: str, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    """GET with these headers as sent (http.client, so Host is ours, not the URL's)."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        connection.putrequest("GET", path, skip_host="Host" in headers)
+        for name, value in headers.items():
+            connection.putheader(name, value)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+async def test_side_server_refuses_a_foreign_host_or_origin_like_the_mcp_endpoint(tmp_path: Path) -> None:
+    """A DNS-rebinding page reaches 127.0.0.1 under its own name: /stats must not answer it."""
+    settings = make_settings(tmp_path, require_model())
+    async with Client(build_server(settings)) as client:
+        await call_ok(client, "memory_add", {"type": "design", "content": "Stats stay on this machine."})
+        url = running_server(settings.resolved_data_dir)
+        assert url is not None
+        port = url.rsplit(":", 1)[1]
+        for path in ("/stats", "/health/live", "/metrics"):
+            status, body = await anyio.to_thread.run_sync(
+                _get_with, url, path, {"Host": f"evil.example:{port}"}
+            )
+            assert status == 403 and body["error"]["code"] == "AUTH_HOST", (path, body)
+            assert str(settings.resolved_data_dir) not in json.dumps(body)
+        status, body = await anyio.to_thread.run_sync(
+            _get_with, url, "/stats", {"Origin": "http://evil.example"}
+        )
+        assert status == 403 and body["error"]["code"] == "AUTH_ORIGIN"
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            status, body = await anyio.to_thread.run_sync(_get_with, url, "/stats", {"Host": host})
+            assert status == 200 and body["memories"]["total"] == 1
+        status, _ = await anyio.to_thread.run_sync(
+            _get_with, url, "/health/live", {"Origin": f"http://localhost:{port}"}
+        )
+        assert status == 200

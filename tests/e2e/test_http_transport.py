@@ -465,3 +465,29 @@ def test_serve_http_subprocess_refuses_an_exposed_bind_without_a_token(tmp_path:
     assert "MEMORY_SERVER__MCP_TOKEN" in lines[0]
     assert "Traceback" not in done.stderr
     assert read_owner(tmp_path / "data") is None  # refused before opening anything
+
+
+@pytest.mark.slow
+def test_serve_http_subprocess_refuses_a_taken_port_before_opening_anything(tmp_path: Path) -> None:
+    """A taken --http port is a one-line error before the stores open and the model loads."""
+    data = tmp_path / "data"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "memory_service", "serve", "--http", f"127.0.0.1:{port}"],
+            env=server_env(data, model=require_model()),
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"127.0.0.1:{port}" in lines[0] and "Choose a free port" in lines[0], (
+        done.stderr
+    )
+    assert "Traceback" not in done.stderr
+    assert read_owner(data) is None
+    assert not data.exists() or not any(data.iterdir()), sorted(p.name for p in data.iterdir())  # no stores

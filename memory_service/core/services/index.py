@@ -42,6 +42,7 @@ from memory_service.core.services.graph_sync import (
     op_upsert_nodes,
 )
 from memory_service.core.services.index_links import is_index_link, unit_links
+from memory_service.core.services.index_progress import UNIT, IndexProgress
 from memory_service.core.services.index_write import IndexWrites
 from memory_service.core.services.linking import MemoryCatalog
 from memory_service.core.services.paths import PathPolicy
@@ -53,6 +54,10 @@ from memory_service.core.services.write_journal import code_body
 CodeChangeHook = Callable[[list[GraphEdge], dict[str, str]], int]
 
 logger = logging.getLogger(__name__)
+
+# Units embedded per call while an index pass reports progress: the bar moves within a large
+# file, and each call still fills the embedder's batches.
+EMBED_CHUNK = 256
 
 
 class CodeIndexer:
@@ -154,6 +159,10 @@ class CodeIndexer:
             else:
                 skipped[str(entry.skipped)] += 1
         stats["walk_seconds"] = time.perf_counter() - started
+        meter = IndexProgress(
+            [_size(path) for path, _ in todo],
+            lambda done, total, phase: ctx.progress(done, total, phase, unit=UNIT),
+        )
         with self._lock:
             marker, relink_all = self._writes.begin_pass()
             seen: set[str] = set()
@@ -168,13 +177,14 @@ class CodeIndexer:
                     batch.append(fi)
                     changed.add(fi.path)
                     batch_units += len(fi.units)
+                meter.looked_at(i, batched=fi is not None)
                 if batch_units >= self._batch_units:
-                    self._store(batch, stats)
+                    self._store(batch, stats, meter.embedded)
+                    meter.stored()
                     batch, batch_units = [], 0
-                ctx.progress(i + 1, len(todo) + 1, "indexing")
-            self._store(batch, stats)
+            self._store(batch, stats, meter.embedded)
             removed = self._remove_missing(directory, seen) if remove_missing else 0
-            ctx.progress(len(todo), len(todo) + 1, "linking")
+            meter.linking()
             self._link(set(self._project()) if relink_all else changed, stats, removed=removed > 0)
             self._writes.end_pass(marker, relink_all)
         stats.update(
@@ -242,13 +252,16 @@ class CodeIndexer:
         if len(failures) < 20:
             failures.append({"file": key, "error": reason})
 
-    def _store(self, files: list[FileIndex], stats: dict[str, Any]) -> None:
-        """Replace these files' units (points and graph nodes) and remember their parse."""
+    def _store(
+        self, files: list[FileIndex], stats: dict[str, Any], embedded: Callable[[float], None] | None = None
+    ) -> None:
+        """Replace these files' units (points and graph nodes) and remember their parse;
+        ``embedded`` hears which fraction of the units has its dense vector so far."""
         if not files:
             return
         units = [u for fi in files for u in fi.units]
         t0 = time.perf_counter()
-        dense = self._embed([cr.dense_text(u) for u in units])
+        dense = self._embed([cr.dense_text(u) for u in units], embedded)
         sparse = self._stores.sparse.encode_documents([cr.sparse_text(u) for u in units])
         stats["embed_seconds"] += time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -314,11 +327,20 @@ class CodeIndexer:
         changes = {k: v for fi in files for k, v in code_changes(previous[fi.path], fi).items()}
         stats["memories_marked_stale"] += self._report(links, changes)
 
-    def _embed(self, texts: list[str]) -> list[list[float]] | None:
+    def _embed(
+        self, texts: list[str], embedded: Callable[[float], None] | None = None
+    ) -> list[list[float]] | None:
+        """Dense vectors of ``texts`` (None without a model), in chunks when someone follows."""
         embedder = self._stores.embedder
         if not texts or not embedder.wait_ready(60):
             return None
-        return embedder.embed_documents(texts)
+        if embedded is None:
+            return embedder.embed_documents(texts)
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), EMBED_CHUNK):
+            vectors += embedder.embed_documents(texts[start : start + EMBED_CHUNK])
+            embedded(len(vectors) / len(texts))
+        return vectors
 
     def _remove_missing(self, directory: Path, seen: set[str]) -> int:
         """Forget files under ``directory`` that were indexed before but are gone (or now excluded)."""
@@ -406,6 +428,14 @@ def _unreadable(key: str, reason: str) -> ValidationError:
         details={"field": "file_path", "provided": key, "reason": reason},
         suggestion="Check that the file is readable source code; other files are not affected.",
     )
+
+
+def _size(path: Path) -> int:
+    """A walked file's size (0 when it vanished since: the read will say so)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _code_end(edge: GraphEdge) -> str:

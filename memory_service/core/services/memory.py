@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from memory_service.core import actor, ttl
 from memory_service.core.dedupe import dedupe_key
@@ -54,7 +54,7 @@ from memory_service.core.schemas import (
     MemoryUpdateOutput,
     RelationshipInput,
 )
-from memory_service.core.scopes import FACETS, CallerScope, facet, fixed, resolve_write
+from memory_service.core.scopes import FACETS, CallerScope, Notice, facet, fixed, resolve_write
 from memory_service.core.services.code_links import CODE_REFS, code_ref_edges
 from memory_service.core.services.graph_sync import (
     op_delete_edges_of,
@@ -77,6 +77,8 @@ from memory_service.core.ttl import EXPIRES_FIELD
 from memory_service.core.validation import validate_input
 from memory_service.settings import MemorySettings
 
+WriteAnswer = TypeVar("WriteAnswer", MemoryAddOutput, MemoryBulkAddOutput)
+
 
 class MemoryService:
     def __init__(
@@ -88,8 +90,11 @@ class MemoryService:
         actor: str,
         *,
         locks: KeyedLocks | None = None,
+        notice: Notice | None = None,
     ) -> None:
         self._stores = stores
+        # Said by the first write's answer: which project memories go to, when only inferred.
+        self._notice = notice or Notice(None)
         self._writer = writer
         self._settings = settings
         self._scope = fixed(scope)
@@ -213,6 +218,16 @@ class MemoryService:
                 records, graph_ops=self._graph_ops(records, edges), audit=audit, answer=out
             )
             return answered(out, earlier)
+
+    def noticed(self, out: WriteAnswer) -> WriteAnswer:
+        """``out`` (memory_add's, memory_bulk_add's answer) with the once-only notice of which
+        project memories go to, when only a folder named it; not given to an add stored in a
+        project the call named."""
+        if isinstance(out, MemoryBulkAddOutput) and not out.created:
+            return out
+        project = out.scope.get("project") if isinstance(out, MemoryAddOutput) and out.scope else None
+        out.warnings += self._notice.take(project)
+        return out
 
     def _existing(self, record: MemoryRecord) -> str | None:
         """The id of another active, unexpired memory holding the record's dedupe key, if any."""

@@ -17,6 +17,7 @@ from memory_service.core.jobs import JobManager
 from memory_service.core.models import MemoryStatus, MemoryType
 from memory_service.core.ports import ComponentHealth, PayloadFilter
 from memory_service.core.records import MEMORIES, STALE_FIELD, Stores
+from memory_service.core.scopes import ProjectOrigin
 from memory_service.core.services.graph_sync import GraphSync
 from memory_service.core.statistics_schemas import (
     IndexCounts,
@@ -24,6 +25,7 @@ from memory_service.core.statistics_schemas import (
     MemoryCounts,
     MemoryStatisticsOutput,
     PerformanceFigures,
+    ProjectFigures,
     RelationshipCounts,
     StorageFigures,
     SyncFigures,
@@ -57,7 +59,9 @@ class StatisticsService:
         health: Callable[[], list[ComponentHealth]],
         backends: dict[str, str],
         local_bytes: Callable[[], int],
+        project: ProjectOrigin,
     ) -> None:
+        self._project = project
         self._stores = stores
         self._sync = sync
         self._telemetry = telemetry
@@ -72,7 +76,9 @@ class StatisticsService:
         parts = self._health()
         # Why a part is not ok (a damaged graph, a lost store) belongs next to its state.
         warnings += [f"{p.name} {p.state}: {p.detail}" for p in parts if p.state != "ok" and p.detail]
+        origin = self._project
         return MemoryStatisticsOutput(
+            project=ProjectFigures(name=origin.name, source=origin.source, reason=origin.reason),
             memories=self._memories(),
             index=self._index(),
             relationships=self._relationships(warnings),
