@@ -67,12 +67,55 @@ async def test_metadata_only_update_of_an_approved_requirement(served: tuple[Cli
         assert error["code"] == "CON_SPEC_LOCKED", error
 
 
-def _nulls(value: Any, path: str = "") -> list[str]:
-    """Every path in a JSON value that holds null."""
-    if value is None:
-        return [path]
-    if isinstance(value, dict):
-        return [p for k, v in value.items() for p in _nulls(v, f"{path}.{k}")]
-    if isinstance(value, list):
-        return [p for i, v in enumerate(value) for p in _nulls(v, f"{path}[{i}]")]
-    return []
+def _nulls(tool: str, answer: dict[str, Any]) -> list[str]:
+    """The seed-typed fields of this tool's answer that hold null (absent is fine)."""
+    found = []
+    for dotted in SEED_TYPED[tool]:
+        value: Any = answer
+        for part in dotted.split("."):
+            value = value.get(part, "absent") if isinstance(value, dict) else "absent"
+        if value is None:
+            found.append(dotted)
+    return found
+
+
+# Output fields seed 001 types as string / integer / object (not null), by tool.
+SEED_TYPED = {
+    "index_status": ["job", "index.last_indexed"],
+    "normalize_status": ["error", "estimated_remaining_seconds", "phase"],
+    "check_consistency": ["component.name", "component.type", "component.file_path", "base_pattern"],
+}
+
+
+def _property(schema: dict[str, Any], dotted: str) -> dict[str, Any]:
+    for part in dotted.split("."):
+        schema = schema["properties"][part]
+    return schema
+
+
+async def test_seed_typed_fields_are_never_null(served: tuple[Client, Path]) -> None:
+    client, _ = served
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    for tool, fields in SEED_TYPED.items():
+        schema = tools[tool].output_schema
+        assert schema is not None
+        for field in fields:
+            published = _property(schema, field).get("type")
+            assert published is not None and "null" not in published, (tool, field, published)
+    # Nothing indexed, no job asked for: no job, no last_indexed, and no null in their place.
+    status = await call_ok(client, "index_status", {})
+    assert "job" not in status and "last_indexed" not in status["index"], status
+    assert _nulls("index_status", status) == [], status
+    # A finished normalization job has no error.
+    started = await call_ok(client, "normalize_memory", {"options": {"dry_run": True}, "wait": True})
+    normalized = await call_ok(client, "normalize_status", {"job_id": started["job_id"]})
+    assert normalized["status"] == "completed" and "error" not in normalized, normalized
+    assert _nulls("normalize_status", normalized) == [], normalized
+    # A component with no name, type or file, following no pattern.
+    lonely = {"component_id": "lonely-x"}
+    body = {"type": "component", "content": "A component with no code yet.", "metadata": lonely}
+    await call_ok(client, "memory_add", body)
+    checked = await call_ok(client, "check_consistency", {"component_id": "lonely-x"})
+    assert "base_pattern" not in checked, checked
+    assert set(checked["component"]) == {"name", "component_id", "memory_id"}, checked
+    assert _nulls("check_consistency", checked) == [], checked
