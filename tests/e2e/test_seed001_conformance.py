@@ -119,3 +119,26 @@ async def test_seed_typed_fields_are_never_null(served: tuple[Client, Path]) -> 
     assert "base_pattern" not in checked, checked
     assert set(checked["component"]) == {"name", "component_id", "memory_id"}, checked
     assert _nulls("check_consistency", checked) == [], checked
+
+
+async def test_export_memory_writes_a_file_and_makes_its_directory(
+    served: tuple[Client, Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    client, root = served
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    hints = tools["export_memory"].annotations
+    assert hints is not None and hints.read_only_hint is False and hints.destructive_hint is False
+    await call_ok(client, "memory_add", {"type": "session", "content": "Exported into a new folder."})
+    out = await call_ok(client, "export_memory", {"output_path": "exports/2026/q4/memories.jsonl"})
+    target = root / "exports" / "2026" / "q4" / "memories.jsonl"
+    assert Path(out["file_path"]) == target.resolve() and target.is_file(), out
+    assert out["memories_exported"] >= 1 and out["file_size_bytes"] == target.stat().st_size
+    # Outside the allowed roots nothing is created.
+    outside = tmp_path_factory.mktemp("outside")
+    error = await call_error(client, "export_memory", {"output_path": str(outside / "new" / "m.jsonl")})
+    assert error["code"] == "VAL_PATH_OUTSIDE_ROOTS", error
+    # Nor through a symlink inside the root that leads out.
+    (root / "escape").symlink_to(outside, target_is_directory=True)
+    error = await call_error(client, "export_memory", {"output_path": "escape/new/m.jsonl"})
+    assert error["code"] == "VAL_PATH_OUTSIDE_ROOTS", error
+    assert list(outside.iterdir()) == []
