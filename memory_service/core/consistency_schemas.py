@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from memory_service.core.schema_base import MAX_PATH_CHARS, NonBlank, ToolInput, ToolOutput
+from memory_service.core.schema_base import (
+    MAX_PATH_CHARS,
+    Absent,
+    NonBlank,
+    ToolInput,
+    ToolOutput,
+    absent_when_none,
+)
 from memory_service.core.trace_schemas import DesignDocument, PatternItem, RequirementRef
 
 MAX_AFFECTED_FILES = 200
@@ -24,16 +31,16 @@ class CheckConsistencyInput(ToolInput):
 
 
 class ComponentRef(ToolOutput):
-    name: str | None = None
-    type: str | None = Field(default=None, description="metadata.component_type")
-    file_path: str | None = None
+    name: str | Absent = absent_when_none()
+    type: str | Absent = absent_when_none(description="metadata.component_type")
+    file_path: str | Absent = absent_when_none()
     component_id: str
     memory_id: str
 
 
 class BasePattern(ToolOutput):
     name: str
-    file_path: str | None = Field(default=None, description="The first file of the reference code")
+    file_path: str | Absent = absent_when_none(description="The first file of the reference code")
     memory_id: str
     source: str = Field(description="'pattern code' (code the pattern names) or 'sibling components'")
     reference_files: list[str] = Field(default_factory=list)
@@ -51,7 +58,7 @@ class Deviation(ToolOutput):
 
 class CheckConsistencyOutput(ToolOutput):
     component: ComponentRef
-    base_pattern: BasePattern | None = Field(default=None, description="None when no pattern applies")
+    base_pattern: BasePattern | Absent = absent_when_none(description="Absent when no pattern applies")
     consistency_score: float = Field(description="Checks passed / checks made (0-1), see basis")
     deviations: list[Deviation]
     recommendations: list[str]

@@ -12,8 +12,10 @@ from memory_service.core.schema_base import (
     MAX_PATH_CHARS,
     MAX_QUERY_CHARS,
     UUID_FORMAT,
+    Absent,
     ToolInput,
     ToolOutput,
+    absent_when_none,
     enum_of,
 )
 
@@ -79,12 +81,14 @@ class IndexTotals(ToolOutput):
     total_files: int
     total_functions: int
     total_classes: int
-    last_indexed: str | None = Field(default=None, json_schema_extra=DATETIME_FORMAT)
+    last_indexed: str | Absent = absent_when_none(
+        json_schema_extra=DATETIME_FORMAT, description="Absent until something was indexed"
+    )
     languages: dict[str, int] = Field(default_factory=dict)
 
 
 class IndexStatusOutput(ToolOutput):
-    job: JobView | None = None
+    job: JobView | Absent = absent_when_none(description="The job job_id names; absent without job_id")
     index: IndexTotals
     recent_jobs: list[JobView] = Field(default_factory=list)
 

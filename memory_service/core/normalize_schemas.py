@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import Field
 
 from memory_service.core.index_schemas import WAIT, JobStarted
-from memory_service.core.schema_base import UUID_FORMAT, ToolInput, ToolOutput
+from memory_service.core.schema_base import UUID_FORMAT, Absent, ToolInput, ToolOutput, absent_when_none
 
 # Near duplicates merge only above this cosine (all-MiniLM-L6-v2): paraphrases of one statement
 # score 0.93-0.99, related but distinct statements rarely above 0.9.
@@ -88,8 +88,10 @@ class NormalizeStatusOutput(ToolOutput):
     phase: str
     progress: int
     stats: NormalizeStats
-    error: str | None = None
-    estimated_remaining_seconds: int | None = None
+    error: str | Absent = absent_when_none(description="Why the job failed; absent unless it did")
+    estimated_remaining_seconds: int | Absent = absent_when_none(
+        description="Absent while no estimate can be made yet"
+    )
     dry_run: bool = False
     started_at: str | None = None
     finished_at: str | None = None

@@ -31,7 +31,8 @@ class ExportMemoryInput(ToolInput):
         min_length=1,
         max_length=MAX_PATH_CHARS,
         description="Where to write the JSONL file: inside the project root, an allowed root or the "
-        "data directory; it must not exist yet. Default: <data_dir>/exports/memories-<UTC time>.jsonl",
+        "data directory (missing directories are created); the file must not exist yet. Default: "
+        "<data_dir>/exports/memories-<UTC time>.jsonl",
     )
     include_embeddings: bool = Field(
         default=False,

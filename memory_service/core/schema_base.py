@@ -7,10 +7,10 @@ allow extra fields (seed 001 §9.3: consumers ignore what they do not know).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
-from pydantic.json_schema import JsonDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic.json_schema import JsonDict, SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 # Input bounds (seed 001 §4.3, seed 003 sanitisation): no string reaches a service unbounded.
@@ -49,6 +49,21 @@ class ToolInput(BaseModel):
 
 class ToolOutput(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+
+# An output field seed 001 types as a string, number or object that may have no value: it is left
+# out of the answer rather than sent as null, and its published type does not admit null.
+# Declare it as ``T | Absent = absent_when_none(...)``.
+Absent = SkipJsonSchema[None]
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+def absent_when_none(**kwargs: Any) -> Any:
+    """A field that defaults to None and is left out of the serialised answer while None."""
+    return Field(default=None, exclude_if=_is_none, **kwargs)
 
 
 def enum_of(*values: str) -> JsonDict:

@@ -41,12 +41,16 @@ class RelationshipInput(ToolInput):
     target_id: str = Field(json_schema_extra=UUID_FORMAT)
 
 
+# The types memory_add accepts beyond the eight its published enum lists (seed 001's).
+MORE_TYPES = [t.value for t in MemoryType if t.value not in set(SeedMemoryType)]
+
+
 class MemoryAddSchema(ToolInput):
     """The published memory_add input, seed-exact: the ``type`` enum lists seed 001's eight."""
 
     type: SeedMemoryType = Field(
-        description="Seed 001 types; also accepted: problem, solution, failed_tactic, fact, preference, "
-        "change (solution and failed_tactic need metadata.problem_id of a problem memory)"
+        description=f"Seed 001 types; also accepted: {', '.join(MORE_TYPES)} (solution and "
+        "failed_tactic need metadata.problem_id of a problem memory)"
     )
     content: NonBlank = Field(min_length=1, max_length=100_000)
     metadata: dict[str, Any] | None = Field(default=None, description="Type-specific metadata")
@@ -67,7 +71,7 @@ class MemoryAddSchema(ToolInput):
     ttl_policy: TtlPolicyName | None = Field(
         default=None,
         description="PR30d (30 days after metadata.pr_merged_at/pr_closed_at), BRANCH90d (90 days) or "
-        "NONE; default by type (change, test_history: BRANCH90d; others NONE)",
+        "NONE; default by type (change, test_history, todo: BRANCH90d; pr_context: PR30d; others NONE)",
     )
 
 

@@ -70,7 +70,8 @@ class TraceRequirementsOutput(ToolOutput):
 class DesignContextInput(ToolInput):
     component_id: NonBlank = Field(
         max_length=MAX_PATH_CHARS,
-        description="A component memory's metadata.component_id or name, or its memory id",
+        description="A component memory's metadata.component_id or name, or its memory id; else an "
+        "indexed file (path relative to the project root), a dotted module name or a directory",
     )
     include_code: bool = Field(default=False, description="Add the signatures of the component's code")
 

@@ -9,7 +9,7 @@ from memory_service.core.portability_schemas import (
     ImportMemoryInput,
     ImportMemoryOutput,
 )
-from memory_service.tools.registry import DESTRUCTIVE, READ_ONLY, ToolSpec
+from memory_service.tools.registry import ADDITIVE, DESTRUCTIVE, ToolSpec
 
 PORTABILITY_TOOLS = [
     ToolSpec(
@@ -21,14 +21,15 @@ PORTABILITY_TOOLS = [
             "graph relationships and its utility votes; include_embeddings adds the vectors so that an "
             "import with the same model need not re-embed. Filters: memory_types, since/until (on "
             "updated_at), project, branch, include_deleted. output_path must be inside the project "
-            "root, an allowed root or the data directory and must not exist; leave it out to get "
-            "<data_dir>/exports/memories-<UTC time>.jsonl. Changes no memory."
+            "root, an allowed root or the data directory and must not exist (missing directories are "
+            "created); leave it out to get <data_dir>/exports/memories-<UTC time>.jsonl. Changes no "
+            "memory, but writes a file."
         ),
         schema_model=ExportMemoryInput,
         output_model=ExportMemoryOutput,
         handler=lambda s, r, progress: s.portability.export(r, progress),
         reports_progress=True,
-        annotations=READ_ONLY,
+        annotations=ADDITIVE,  # writes a new file (never replaces one); changes no memory
     ),
     ToolSpec(
         name="import_memory",

@@ -35,7 +35,9 @@ TRACE_TOOLS = [
         title="Get a component's design context",
         description=(
             "Everything known about one component (a component memory, by metadata.component_id, "
-            "name or memory id): its requirements, design documents (with excerpts), the patterns it "
+            "name or memory id; else an indexed file, module or directory, whose requirements are those "
+            "its code implements, with the decisions linked to them): its requirements, design "
+            "documents (with excerpts), the patterns it "
             "follows (with their usage context), the components it depends on and those depending "
             "on it (DEPENDS_ON links, and CALLS/IMPORTS between its indexed code and theirs), and "
             "with include_code the signatures of its code from the code index."

@@ -184,13 +184,26 @@ async def test_neither_query_nor_ids_is_a_non_fatal_invalid_argument(client: Cli
     assert [(e["code"], e["field"]) for e in malformed["errors"]] == [("INVALID_ARGUMENT", "ids[0]")]
 
 
+async def test_integer_ids_as_seed_000_types_them_are_taken_and_reported(
+    client: Client, seeded: dict[str, str]
+) -> None:
+    out = await call_ok(client, "memory_explain", {"ids": [123, seeded["adr"], 123]})
+    assert [i["id"] for i in out["items"]] == [seeded["adr"]]
+    assert [(e["code"], e["field"]) for e in out["errors"]] == [
+        ("INVALID_ARGUMENT", "ids[0]"),
+        ("INVALID_ARGUMENT", "ids[2]"),
+    ]
+    assert "UUID" in out["errors"][0]["message"] and out["metadata"]["requested_ids_count"] == 1
+
+
 @pytest.mark.parametrize(
     ("args", "code", "field"),
     [
         ({"query": "x", "limit": 0}, "VAL_OUT_OF_RANGE", "limit"),
         ({"query": "x", "limit": 101}, "VAL_OUT_OF_RANGE", "limit"),
         ({"ids": "abc"}, "VAL_INVALID_FIELD_TYPE", "ids"),
-        ({"ids": [1, 2]}, "VAL_INVALID_FIELD_TYPE", "ids[0]"),
+        ({"ids": [True]}, "VAL_INVALID_FIELD_TYPE", "ids[0]"),
+        ({"ids": [1.5]}, "VAL_INVALID_FIELD_TYPE", "ids[0]"),
         ({"query": "x", "include_pack_context": "maybe"}, "VAL_INVALID_FIELD_TYPE", "include_pack_context"),
         ({"query": "x", "bogus": 1}, "VAL_UNKNOWN_FIELD", "bogus"),
     ],

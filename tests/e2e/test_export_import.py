@@ -151,7 +151,8 @@ async def test_bad_files_and_paths_are_refused(tmp_path_factory: pytest.TempPath
         checks = [
             ("export_memory", {"output_path": "good.jsonl"}, "CON_EXPORT_FILE_EXISTS"),
             ("export_memory", {"output_path": "/tmp/../etc/out.jsonl"}, "VAL_PATH_OUTSIDE_ROOTS"),
-            ("export_memory", {"output_path": "no/such/dir/out.jsonl"}, "NF_PATH"),
+            ("export_memory", {"output_path": "good.jsonl/sub/out.jsonl"}, "VAL_INVALID_PATH"),
+            ("export_memory", {"output_path": "good.jsonl/out.jsonl"}, "VAL_NOT_A_DIRECTORY"),
             ("export_memory", {"memory_types": ["nonsense"]}, "VAL_INVALID_TYPE"),
             ("export_memory", {"since": "yesterday"}, "VAL_INVALID_FIELD_TYPE"),
             ("export_memory", {"format": "csv"}, "VAL_UNKNOWN_FIELD"),

@@ -130,6 +130,42 @@ async def test_design_context_follows_code_between_components(traced: tuple[Clie
     assert {(d["component_id"], d["via"]) for d in gateway["dependents"]} >= {("payments", "IMPORTS")}
 
 
+async def test_design_context_of_a_file_or_module(traced: tuple[Client, dict[str, str]]) -> None:
+    """No component memory is asked for: the requirements come from what the code implements
+    (its docstrings naming the id, as the indexer links them), the decisions from the requirements."""
+    client, ids = traced
+    for key in (LEDGER_PY, "billing.ledger", "billing", "billing/"):
+        out = await call_ok(client, "get_design_context", {"component_id": key})
+        assert out["component"]["files"] == [LEDGER_PY], (key, out)
+        assert out["component"]["kind"] == ("file" if key == LEDGER_PY else "module")
+        assert out["component"]["components"] == ["ledger"]  # the component memory containing it
+        assert [(r["requirement_id"], r["memory_id"]) for r in out["requirements"]] == [
+            ("REQ-LED-001", ids["led"])
+        ], (key, out)
+        assert [d["memory_id"] for d in out["design_documents"]] == [ids["adr"]], (key, out)
+        assert [p["memory_id"] for p in out["patterns"]] == [ids["pattern"]]  # it names the file
+    # Re-indexed now that the requirement exists, the indexer's IMPLEMENTS edges give the same.
+    await call_ok(client, "index_file", {"file_path": LEDGER_PY, "force": True})
+    again = await call_ok(client, "get_design_context", {"component_id": LEDGER_PY, "include_code": True})
+    assert [r["requirement_id"] for r in again["requirements"]] == ["REQ-LED-001"]
+    assert [c["name"] for c in again["code"]] == ["post_entry", "Ledger", "Ledger.post"]
+    # A decision linked to the requirement only (it names no code) is reached through it.
+    meta = {"design_type": "ADR", "title": "ADR-12 One charge per order", "status": "accepted",
+            "related_requirements": ["REQ-PAY-002"]}  # fmt: skip
+    body = {"type": "design", "content": "A retried order reuses its first charge.", "metadata": meta}
+    adr12 = (await call_ok(client, "memory_add", body))["memory_id"]
+    checkout = await call_ok(client, "get_design_context", {"component_id": "payments/checkout.ts"})
+    assert [r["requirement_id"] for r in checkout["requirements"]] == ["REQ-PAY-002"]
+    assert [d["memory_id"] for d in checkout["design_documents"]] == [adr12], checkout
+    assert ("gateway", "IMPORTS") in {(d["component_id"], d["via"]) for d in checkout["dependencies"]}
+    # Tests name REQ-LED-001 too, but a test tests a requirement, it does not implement it.
+    spec = await call_ok(client, "get_design_context", {"component_id": "tests/ledger_spec.py"})
+    assert spec["requirements"] == [] and spec["component"]["kind"] == "file"
+    # A file without requirement ids: an empty but well-formed context.
+    gateway = await call_ok(client, "get_design_context", {"component_id": "payments/gateway.ts"})
+    assert gateway["requirements"] == [] and gateway["component"]["components"] == ["gateway"]
+
+
 @pytest.mark.parametrize(
     ("tool", "args", "code"),
     [
@@ -138,6 +174,7 @@ async def test_design_context_follows_code_between_components(traced: tuple[Clie
         ("trace_requirements", {}, "VAL_MISSING_FIELD"),
         ("trace_requirements", {"requirement_id": "  "}, "VAL_EMPTY"),
         ("get_design_context", {"component_id": "ledgr"}, "NF_COMPONENT"),
+        ("get_design_context", {"component_id": "billing/nothing.py"}, "NF_COMPONENT"),
         ("get_design_context", {"component_id": "ledger", "include_code": "maybe"}, "VAL_INVALID_FIELD_TYPE"),
         ("get_design_context", {"component_id": "ledger", "extra": 1}, "VAL_UNKNOWN_FIELD"),
     ],

@@ -1,6 +1,8 @@
 """get_design_context: a component's requirements, design, patterns, neighbours and code.
 
-The component is a ``component`` memory. Its one-hop graph neighbourhood gives requirements
+The component is a ``component`` memory, else indexed code: a file, a module or a directory
+(:mod:`.code_context`: the requirements its code implements and the decisions linked to them).
+A component memory's one-hop graph neighbourhood gives requirements
 (requirement memories it IMPLEMENTS or that name it), design documents (DOCUMENTED_IN), patterns
 (FOLLOWS_PATTERN) and its code (File/Function/Class it CONTAINS). Dependencies and dependents are
 component memories linked by DEPENDS_ON (out and in), then code relations between its code and
@@ -11,9 +13,11 @@ component's file (``billing.ledger`` or ``./ledger`` matches ``.../billing/ledge
 from __future__ import annotations
 
 from memory_service.core.code_records import CODE_COLLECTIONS, FILE_LABEL
+from memory_service.core.errors import NotFoundError
 from memory_service.core.models import MemoryRecord, MemoryType
 from memory_service.core.ports import GraphStore, PayloadFilter, RelatedEntity, VectorStore
 from memory_service.core.records import MEMORY_LABEL
+from memory_service.core.services.code_context import CodeTarget, code_links, code_target, module_matches
 from memory_service.core.services.graph_down import needs_graph
 from memory_service.core.services.linking import MemoryCatalog
 from memory_service.core.services.lookup import excerpt, find_component, load_records
@@ -30,6 +34,7 @@ from memory_service.core.trace_schemas import (
 
 UNIT_LABELS = ("Function", "Class")
 MAX_UNITS = 500
+__all__ = ["DesignContextService", "component_code", "module_matches"]
 
 
 class DesignContextService:
@@ -39,8 +44,19 @@ class DesignContextService:
 
     @needs_graph("get_design_context")
     def context(self, request: DesignContextInput) -> DesignContextOutput:
-        """Raises: NotFoundError (NF_COMPONENT) when no component has that id or name."""
-        comp, catalog = find_component(self._vectors, request.component_id)
+        """Raises: NotFoundError (NF_COMPONENT) when no component has that id or name and no
+        indexed file, module or directory is called so."""
+        try:
+            comp, catalog = find_component(self._vectors, request.component_id)
+        except NotFoundError as missing:
+            target = code_target(self._graph, request.component_id)
+            if target is None:
+                missing.suggestion += (
+                    " Indexed code works too: a file path relative to the project root, a dotted module "
+                    "name or a directory."
+                )
+                raise
+            return self._code_context(target, request.include_code)
         near = self._graph.related(MEMORY_LABEL, comp.id, None, "BOTH", 1, limit=500)
         memories = load_records(self._vectors, [e.id for e in near if e.label == MEMORY_LABEL])
         reqs: list[RequirementRef] = []
@@ -57,14 +73,12 @@ class DesignContextService:
             elif m.type == MemoryType.DESIGN:
                 designs.append(design_document(m))
             elif m.type == MemoryType.CODE_PATTERN:
-                usage = m.metadata.get("usage_context")
-                usage_text = str(usage) if usage else None
-                patterns.append(PatternItem(name=m.title or m.id, usage_context=usage_text, memory_id=m.id))
+                patterns.append(_pattern(m))
             elif m.type == MemoryType.COMPONENT and e.relationship == "DEPENDS_ON":
                 item = _dependency(m, "DEPENDS_ON", None)
                 (deps if e.direction == "OUTGOING" else dependents).append(item)
         files, units = self._code_of(comp.id)
-        code_deps, code_dependents = self._code_relations(comp, catalog, files, units)
+        code_deps, code_dependents = self._code_relations({comp.id}, catalog, files, units)
         out = DesignContextOutput(
             component=_component_view(comp, sorted(files)),
             requirements=sorted(reqs, key=lambda r: (r.requirement_id or "", r.memory_id)),
@@ -77,6 +91,44 @@ class DesignContextService:
             out.code = self._signatures(files, units)
         return out
 
+    def _code_context(self, target: CodeTarget, include_code: bool) -> DesignContextOutput:
+        """A file's or module's context: the requirements its code implements, their decisions,
+        the memories that name its code, and the code relations to components."""
+        files = set(target.files)
+        units = self._units_in(files, set())
+        links = code_links(self._vectors, self._graph, files, units)
+        catalog = MemoryCatalog.load(self._vectors)
+        owners = set(links.components)
+        deps, dependents = self._code_relations(owners, catalog, files, set())
+        out = DesignContextOutput(
+            component={
+                "component_id": target.key,
+                "name": target.files[0] if target.kind == "file" else target.key,
+                "kind": target.kind,
+                "file_path": target.files[0] if target.kind == "file" else None,
+                "files": target.files,
+                "components": sorted(
+                    _dependency(m, "CONTAINS", None).component_id for m in links.components.values()
+                ),
+            },
+            requirements=sorted(
+                (requirement_ref(m) for m in links.requirements.values()),
+                key=lambda r: (r.requirement_id or "", r.memory_id),
+            ),
+            design_documents=sorted(
+                (design_document(m) for m in links.designs.values()),
+                key=lambda d: (d.title or "", d.memory_id),
+            ),
+            patterns=sorted(
+                (_pattern(m) for m in links.patterns.values()), key=lambda p: (p.name, p.memory_id)
+            ),
+            dependencies=_merge(deps),
+            dependents=_merge(dependents),
+        )
+        if include_code:
+            out.code = self._signatures(files, set())
+        return out
+
     def _code_of(self, memory_id: str) -> tuple[set[str], set[str]]:
         return component_code(self._graph, memory_id)
 
@@ -87,12 +139,12 @@ class DesignContextService:
         return [u for u in found if u.label in UNIT_LABELS]
 
     def _code_relations(
-        self, comp: MemoryRecord, catalog: MemoryCatalog, files: set[str], units: set[str]
+        self, own: set[str], catalog: MemoryCatalog, files: set[str], units: set[str]
     ) -> tuple[list[DependencyItem], list[DependencyItem]]:
-        """CALLS and IMPORTS between this component's code and each other component's."""
+        """CALLS and IMPORTS between this code (of the components ``own``) and other components'."""
         owner: dict[str, MemoryRecord] = {}  # file path -> the other component containing it
         for other in catalog.records.values():
-            if other.type == MemoryType.COMPONENT and other.id != comp.id:
+            if other.type == MemoryType.COMPONENT and other.id not in own:
                 for path in self._code_of(other.id)[0]:
                     owner.setdefault(path, other)
         if not owner or not files:
@@ -152,16 +204,9 @@ def component_code(graph: GraphStore, memory_id: str) -> tuple[set[str], set[str
     return files, units
 
 
-def module_matches(module: str, path: str) -> bool:
-    """Whether an imported module name denotes this file (dotted or relative, extension-free)."""
-    relative = module.startswith(".")
-    name = module.lstrip("./")
-    if not name:
-        return False
-    if not relative:
-        name = name.replace(".", "/")
-    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
-    return stem == name or stem.endswith("/" + name)
+def _pattern(m: MemoryRecord) -> PatternItem:
+    usage = m.metadata.get("usage_context")
+    return PatternItem(name=m.title or m.id, usage_context=str(usage) if usage else None, memory_id=m.id)
 
 
 def _dependency(m: MemoryRecord, via: str, detail: str | None) -> DependencyItem:

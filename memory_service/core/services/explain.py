@@ -190,17 +190,18 @@ class ExplainService:
         )
 
 
-def _dedupe(raw: list[str]) -> tuple[list[str], list[ExplainError]]:
-    """Canonical ids in first-seen order; malformed ones become INVALID_ARGUMENT errors."""
+def _dedupe(raw: list[str | int]) -> tuple[list[str], list[ExplainError]]:
+    """Canonical ids in first-seen order; malformed ones (and integers, seed 000's id type, which
+    name no memory here) become INVALID_ARGUMENT errors."""
     out: dict[str, None] = {}
     errors = []
     for i, value in enumerate(raw):
         try:
+            if isinstance(value, int):
+                raise ValueError(value)
             out.setdefault(parse_uuid(value, field=f"ids[{i}]"), None)
-        except MemoryServiceError:
-            errors.append(
-                ExplainError(
-                    code="INVALID_ARGUMENT", message=f"'{value}' is not a memory id (UUID)", field=f"ids[{i}]"
-                )
-            )
+        except (MemoryServiceError, ValueError):
+            kind = "an integer, not a memory id" if isinstance(value, int) else "not a memory id"
+            message = f"'{value}' is {kind} (UUID)"
+            errors.append(ExplainError(code="INVALID_ARGUMENT", message=message, field=f"ids[{i}]"))
     return list(out), errors

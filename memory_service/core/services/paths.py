@@ -34,27 +34,7 @@ class PathPolicy:
 
     def resolve(self, raw: str, *, field: str, want: Literal["file", "dir"]) -> Path:
         """An existing file or directory inside an allowed root, or a seed-001 error saying why not."""
-        _check_syntax(raw, field)
-        try:
-            candidate = Path(raw).expanduser()
-            if not candidate.is_absolute():
-                candidate = self.project_root / candidate
-            _check_length(raw, str(candidate), field)
-            path = candidate.resolve()
-        except (OSError, RuntimeError) as exc:  # "~nobody/x", a symlink loop
-            raise _invalid(raw, field, f"cannot be resolved: {exc}") from None
-        if not any(path == root or path.is_relative_to(root) for root in self.roots):
-            raise ValidationError(
-                f"Path '{echo(raw)}' is outside the allowed roots",
-                code="VAL_PATH_OUTSIDE_ROOTS",
-                details={
-                    **_provided(raw, field),
-                    "resolved": echo(str(path)),
-                    "allowed_roots": [str(r) for r in self.roots],
-                },
-                suggestion="Index files inside the project root, or add the directory to "
-                "MEMORY_INDEXER__ALLOWED_ROOTS (a JSON list) and restart the server.",
-            )
+        path = self._inside(raw, field)
         try:
             mode = path.stat().st_mode
         except (FileNotFoundError, NotADirectoryError):
@@ -82,6 +62,41 @@ class PathPolicy:
                 code="VAL_NOT_A_DIRECTORY",
                 details=_provided(raw, field),
                 suggestion="Use index_file for a single file.",
+            )
+        return path
+
+    def make_dir(self, raw: str, *, field: str) -> Path:
+        """A directory inside an allowed root, created (with its missing parents) when it does not
+        exist yet; checked again once made, so a symlink swapped in meanwhile cannot lead out."""
+        path = self._inside(raw, field)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file in the way, no permission, a read-only file system
+            raise _invalid(raw, field, f"cannot be created: {exc.strerror}") from None
+        return self.resolve(raw, field=field, want="dir")
+
+    def _inside(self, raw: str, field: str) -> Path:
+        """``raw`` resolved (``..`` and symlinks followed; it need not exist), if inside a root."""
+        _check_syntax(raw, field)
+        try:
+            candidate = Path(raw).expanduser()
+            if not candidate.is_absolute():
+                candidate = self.project_root / candidate
+            _check_length(raw, str(candidate), field)
+            path = candidate.resolve()
+        except (OSError, RuntimeError) as exc:  # "~nobody/x", a symlink loop
+            raise _invalid(raw, field, f"cannot be resolved: {exc}") from None
+        if not any(path == root or path.is_relative_to(root) for root in self.roots):
+            raise ValidationError(
+                f"Path '{echo(raw)}' is outside the allowed roots",
+                code="VAL_PATH_OUTSIDE_ROOTS",
+                details={
+                    **_provided(raw, field),
+                    "resolved": echo(str(path)),
+                    "allowed_roots": [str(r) for r in self.roots],
+                },
+                suggestion="Index files inside the project root, or add the directory to "
+                "MEMORY_INDEXER__ALLOWED_ROOTS (a JSON list) and restart the server.",
             )
         return path
 

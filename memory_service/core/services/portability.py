@@ -3,8 +3,9 @@
 This module decides where files may be and how they are written; the format is
 :mod:`.portability_format`, the two directions :mod:`.portability_export` and
 :mod:`.portability_import`. Through MCP (``trusted_path=False``) a path must be inside the project
-root, an allowed root or the data directory; the CLI and backup pass ``trusted_path=True`` (the
-operator's shell may name any path). An export never replaces an existing file unless asked to
+root, an allowed root or the data directory (a missing directory there is created); the CLI and
+backup pass ``trusted_path=True`` (the operator's shell may name any path, in a directory that
+exists). An export never replaces an existing file unless asked to
 (``overwrite``: the CLI's ``--force``); it is written to a temporary file beside the target and
 moved into place at the end, so a failed export leaves no partial file.
 """
@@ -135,9 +136,10 @@ class PortabilityService:
         candidate = Path(raw).expanduser()
         parent = str(candidate.parent) if str(candidate.parent) else "."
         try:
-            directory = self._paths.resolve(parent, field="output_path", want="dir")
-        except NotFoundError:
-            raise _no_directory(raw, parent) from None
+            try:
+                directory = self._paths.resolve(parent, field="output_path", want="dir")
+            except NotFoundError:  # made here, inside the roots, like the default exports/ folder
+                directory = self._paths.make_dir(parent, field="output_path")
         except ValidationError as exc:
             raise self._explained(exc) from None
         if (directory / name).is_dir():
@@ -215,6 +217,8 @@ class PortabilityService:
                 f"or the data directory ({roots}); leave output_path out to write under "
                 f"{self._data_dir / 'exports'}, or use memory-cli export/import, which take any path."
             )
+        elif exc.code == "VAL_NOT_A_DIRECTORY":
+            exc.suggestion = "The directory part of output_path names a file: put the export in a directory."
         elif exc.code in ("VAL_NOT_A_FILE", "VAL_NOT_REGULAR_FILE"):
             exc.suggestion = "Give the path of a .jsonl file written by export_memory or memory-cli export."
         elif exc.code == "NF_PATH":

@@ -97,6 +97,9 @@ DECISION_EXITS = ("deprecated", "superseded")
 LOCKED_SPEC_STATUSES = ("approved", "implemented", "verified")
 SPEC_VERSION_KEY = "spec_version"
 _FREE_KEYS = ("tags",)  # bookkeeping an update may always change
+# How a specification is tracked, not what it says: an approved spec's status, priority and tags
+# change without a version bump (seed 001's own memory_update example re-prioritises a requirement).
+SPEC_TRACKING_KEYS = ("status", "priority", *_FREE_KEYS)
 
 
 def is_accepted_decision(record: MemoryRecord) -> bool:
@@ -129,8 +132,7 @@ def check_governed_update(
             raise _immutable_decision(record, "content" if changed_content else (others or ["status"])[0])
         return metadata
     if is_locked_spec(record):
-        moves_status_only = not changed_content and set(changes) <= {"status", *_FREE_KEYS}
-        if moves_status_only:
+        if not changed_content and set(changes) <= set(SPEC_TRACKING_KEYS):
             return metadata
         bumped = changes.get(SPEC_VERSION_KEY)
         current = record.metadata.get(SPEC_VERSION_KEY, "1")
@@ -181,6 +183,6 @@ def _locked_spec(record: MemoryRecord, current: Any, given: Any) -> ConflictErro
         },
         suggestion=f"Change an approved specification with a version bump: include metadata "
         f"{{'{SPEC_VERSION_KEY}': a version above {current!r}}} in the same memory_update; the change "
-        "is stored and the specification returns to Draft for re-approval. A status change alone "
-        "(e.g. to Implemented or Deprecated) needs no bump.",
+        "is stored and the specification returns to Draft for re-approval. Changes of status (e.g. "
+        "to Implemented or Deprecated), priority or tags alone need no bump.",
     )

@@ -172,6 +172,13 @@ def test_approved_specs_need_a_version_bump_and_return_to_draft() -> None:
     bumped = check_governed_update(spec, "Changed.", {"spec_version": "1.3"})
     assert bumped == {"spec_version": "1.3", "status": "Draft"}
     assert check_governed_update(spec, None, {"status": "Implemented"}) == {"status": "Implemented"}
+    # Tracking, not wording: priority and tags change without a bump (seed 001's example update).
+    assert check_governed_update(spec, None, {"priority": "High", "tags": ["x"]}) == {
+        "priority": "High",
+        "tags": ["x"],
+    }
+    with pytest.raises(ConflictError):
+        check_governed_update(spec, None, {"priority": "High", "title": "Renamed"})
 
 
 def test_the_checked_out_branch_is_read_from_git_head(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_service.core.services.design_context import module_matches
+from memory_service.core.services.code_context import module_matches
 from memory_service.core.services.references import (
     CODE,
     COMPONENT,
