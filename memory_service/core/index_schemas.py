@@ -68,7 +68,7 @@ class JobView(ToolOutput):
     progress: int
     done: int = Field(default=0, description="Work done so far, in `unit` (index jobs: bytes of source)")
     total: int = Field(default=0, description="All the work, in `unit`; 0 while unknown")
-    unit: str | None = Field(default=None, description="What done and total count: bytes")
+    unit: str | Absent = absent_when_none(description="What done and total count: bytes")
     stats: dict[str, Any] = Field(default_factory=dict)
     kind: str | None = None
     phase: str | None = None
