@@ -52,6 +52,7 @@ from memory_service.core.services.threads import ThreadContext
 from memory_service.core.services.trace import TraceService
 from memory_service.core.services.writer import RecordWriter
 from memory_service.core.telemetry import Telemetry
+from memory_service.core.write_gate import WriteGate
 from memory_service.resident import trim_heap
 from memory_service.settings import Settings, head_branch
 from memory_service.stores import graph_salvage
@@ -95,6 +96,8 @@ class Services:
     normalize: NormalizeService
     expiry: ExpiryService  # the TTL sweep (housekeeping runs it)
     lock: OwnerLock
+    # Every tool call, job and housekeeping tick passes it; an online backup closes it (write_gate.py).
+    gate: WriteGate = field(default_factory=WriteGate)
     _housekeeper: Housekeeper | None = field(default=None, repr=False)
     presence: StorePresence | None = field(default=None, repr=False)  # store losses and their alarms
 
@@ -214,7 +217,8 @@ def open_services(
         sync=sync,
     )
     search = SearchService(Ranker(stores, settings.ranking, scope))
-    jobs = JobManager(stores.cache)
+    gate = WriteGate()
+    jobs = JobManager(stores.cache, gate=gate)
     telemetry = Telemetry(metrics)
     index = IndexService(stores, indexer, paths, jobs, settings.actor)
     services = Services(
@@ -284,6 +288,7 @@ def open_services(
         ),
         expiry=ExpiryService(stores.vectors, memory),
         lock=lock,
+        gate=gate,
     )
     writer.drain_quietly()
     presence.check_graph(stores, sync.pending().get("pending", 0))
@@ -366,7 +371,8 @@ class Housekeeper:
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
             try:
-                self._tick()
+                with self._services.gate.passing("housekeeping"):
+                    self._tick()
             except MemoryServiceError as exc:
                 logger.warning("housekeeping: %s", exc.message)
             except Exception:

@@ -1,18 +1,19 @@
 """``memory-cli backup`` / ``restore``: a consistent copy of a data directory, and its return.
 
-Consistency without stopping the world: the backup takes the data directory's owner lock (so no
-server can write, and a running one makes it refuse), drains the graph-sync outbox, reads the
-counts, closes every store (SQLite checkpoints its WAL, LadybugDB and qdrant-edge flush) and only
-then copies the files, still holding the lock. The copy goes to a temporary folder beside the
-destination, renamed into place once the manifest is written, so a backup directory either is
-whole or does not exist. Restore checks the manifest before writing anything, copies into a
-temporary folder beside the target, renames it, then opens the restored stores and compares
-their counts with the manifest's.
+Offline (no daemon serves the directory), the backup takes the data directory's owner lock (so
+no server can write, and a ``--no-daemon`` one makes it refuse), drains the graph-sync outbox,
+reads the counts, closes every store (SQLite checkpoints its WAL, LadybugDB and qdrant-edge
+flush) and only then copies the files, still holding the lock. While a daemon serves, the daemon
+takes the backup itself with its writes paused (:mod:`.backup_online`), through the same steps.
+The copy goes to a temporary folder beside the destination, renamed into place once the manifest
+is written, so a backup directory either is whole or does not exist. Restore (always offline)
+checks the manifest before writing anything, copies into a temporary folder beside the target,
+renames it, then opens the restored stores and compares their counts with the manifest's.
 
 With server backends (``kind: export``) the memories live on the servers, which a file copy
 cannot reach: the backup adds an export of every memory (:mod:`.backup_servers`), taken while
-holding the lock, and the restore imports it into servers that hold none of the project's
-memories yet (docs/backup.md).
+no write runs, and the restore imports it into servers that hold none of the project's memories
+yet (docs/backup.md).
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ from memory_service.backup_files import (
     FileEntry,
     allocated_bytes,
     copy_file,
+    finish_copy,
     fsync_tree,
     is_empty_dir_or_missing,
     walk,
 )
 from memory_service.core.errors import ConflictError, InternalError, MemoryServiceError, ValidationError
+from memory_service.daemon.paths import INFO_FILENAME, LOG_FILENAME
 from memory_service.settings import Settings
 from memory_service.stores.owner_lock import LOCK_FILENAME
 
@@ -58,8 +61,32 @@ def backup(settings: Settings, dest: Path, progress: Progress = _quiet) -> dict[
     """Write a backup of the data directory into ``dest`` (missing or empty); return a summary."""
     started = time.monotonic()
     data_dir = settings.resolved_data_dir
+    dest = check_destination(settings, dest)
+    services = _open(settings)  # the owner lock: refused while a server runs
+    tmp: Path | None = None
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
+        try:
+            header = record(services, tmp, progress)
+        finally:
+            services.close_stores()
+        dirs, files = copy_tree(data_dir, tmp, skipped(settings), progress)
+        manifest = seal(tmp, header, dirs, files, dest)
+    except BaseException:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        services.lock.release()
+    return summary_of(manifest, dest, started)
+
+
+def check_destination(settings: Settings, dest: Path) -> Path:
+    """``dest`` resolved, once checked: a data directory to back up, a destination outside it,
+    missing or empty."""
+    data_dir = settings.resolved_data_dir
     dest = dest.expanduser().resolve()
-    kind = backup_state.kind(settings)
     if not (data_dir / backup_manifest.SQLITE_FILE).is_file():
         raise ValidationError(
             f"No memory-service data directory at {data_dir}: nothing to back up",
@@ -75,51 +102,83 @@ def backup(settings: Settings, dest: Path, progress: Progress = _quiet) -> dict[
             suggestion="Write the backup somewhere outside the data directory.",
         )
     _refuse_non_empty(dest, "backup destination")
-    skip = {LOCK_FILENAME, *backup_servers.local_skip(settings)}
-    services = _open(settings)  # the owner lock: refused while a server runs
-    tmp: Path | None = None
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
-        try:
-            with contextlib.suppress(MemoryServiceError):  # what stays queued is in the copy too
-                services.sync.drain()
-            if kind == "export":
-                header = backup_state.header(settings, backup_state.export_counts(services))
-                header["export"] = backup_servers.export_into(services, tmp, progress)
-            else:
-                header = backup_state.header(settings, backup_state.store_counts(services))
-        finally:
-            services.close_stores()
-        dirs, names = walk(data_dir, skip=frozenset(skip))
-        if EXPORT in names and kind == "export":
-            raise ValidationError(
-                f"The data directory holds a file named {EXPORT}, the name of the backup's export",
-                code="VAL_BACKUP_UNSUPPORTED_FILE",
-                details={"file": EXPORT},
-                suggestion=f"Move {data_dir / EXPORT} out of the data directory, then back up again.",
-            )
-        for d in dirs:
-            (tmp / d).mkdir(parents=True, exist_ok=True)
-        files = []
-        for i, name in enumerate(names):
-            progress(f"copying {name}", i, len(names))
-            files.append(_entry(name, copy_file(data_dir / name, tmp / name)))
-        if kind == "export":
-            files.append(_entry(EXPORT, copy_file(tmp / EXPORT, None)))
-        progress("copied", len(names), len(names))
-        header["sqlite_rows"] = backup_manifest.sqlite_rows(tmp / backup_manifest.SQLITE_FILE)
-        manifest = backup_manifest.build(header, dirs, files)
-        backup_manifest.write(tmp, manifest)
-        fsync_tree(tmp)
-        _move_into(tmp, dest)
-    except BaseException:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    finally:
-        services.lock.release()
-    return _summary(manifest, dest, started)
+    return dest
+
+
+def skipped(settings: Settings) -> set[str]:
+    """Data-directory paths no backup copies: the owner lock, the daemon's own files (its pid
+    and log), and what a server backup's export covers."""
+    return {LOCK_FILENAME, INFO_FILENAME, LOG_FILENAME, *backup_servers.local_skip(settings)}
+
+
+def record(services: Any, tmp: Path, progress: Progress) -> dict[str, Any]:
+    """The manifest's header: the graph outbox drained, the counts read (and a server backup's
+    export written into ``tmp``). Writes must not run meanwhile: the stores are owned by this
+    process alone, or the daemon's write gate is closed."""
+    settings = services.settings
+    with contextlib.suppress(MemoryServiceError):  # what stays queued is in the copy too
+        services.sync.drain()
+    if backup_state.kind(settings) == "export":
+        header = backup_state.header(settings, backup_state.export_counts(services))
+        header["export"] = backup_servers.export_into(services, tmp, progress)
+        return header
+    return backup_state.header(settings, backup_state.store_counts(services))
+
+
+def copy_tree(
+    data_dir: Path,
+    tmp: Path,
+    skip: set[str],
+    progress: Progress,
+    done: list[FileEntry] | None = None,
+    *,
+    finish: bool = True,
+) -> tuple[list[str], list[FileEntry]]:
+    """Copy the data directory's files into ``tmp`` but ``skip`` (and the files in ``done``,
+    copied already); returns its folders and every file entry, ``done`` first (without
+    ``finish``, the copies are left unsynced, their hashes empty, for :func:`finish_copies`)."""
+    files = list(done or [])
+    dirs, names = walk(data_dir, skip=frozenset(skip | {f.path for f in files}))
+    exported = (tmp / EXPORT).exists()  # a server backup's export, written by record()
+    if EXPORT in names and exported:
+        raise ValidationError(
+            f"The data directory holds a file named {EXPORT}, the name of the backup's export",
+            code="VAL_BACKUP_UNSUPPORTED_FILE",
+            details={"file": EXPORT},
+            suggestion=f"Move {data_dir / EXPORT} out of the data directory, then back up again.",
+        )
+    for d in dirs:
+        (tmp / d).mkdir(parents=True, exist_ok=True)
+    for i, name in enumerate(names):
+        progress(f"copying {name}", i, len(names))
+        files.append(_entry(name, copy_file(data_dir / name, tmp / name, finish=finish)))
+    if exported:
+        files.append(_entry(EXPORT, copy_file(tmp / EXPORT, None)))
+    progress("copied", len(names), len(names))
+    return dirs, files
+
+
+def finish_copies(tmp: Path, files: list[FileEntry], progress: Progress) -> list[FileEntry]:
+    """The entries of files copied without ``finish``: synced, and hashed from the copies."""
+    out = []
+    for i, entry in enumerate(files):
+        if not entry.sha256:
+            progress(f"hashing {entry.path}", i, len(files))
+            entry = _entry(entry.path, finish_copy(tmp / entry.path))
+        out.append(entry)
+    return out
+
+
+def seal(
+    tmp: Path, header: dict[str, Any], dirs: list[str], files: list[FileEntry], dest: Path
+) -> dict[str, Any]:
+    """Write the manifest into the finished copy, sync it and rename it to ``dest``."""
+    header["sqlite_rows"] = backup_manifest.sqlite_rows(tmp / backup_manifest.SQLITE_FILE)
+    manifest = backup_manifest.build(header, dirs, files)
+    backup_manifest.write(tmp, manifest)
+    fsync_tree(tmp)
+    _move_into(tmp, dest)
+    return manifest
 
 
 def restore(settings: Settings, source: Path, progress: Progress = _quiet) -> dict[str, Any]:
@@ -180,7 +239,7 @@ def restore(settings: Settings, source: Path, progress: Progress = _quiet) -> di
     problems = backup_manifest.differences(manifest.get("counts", {}), found, only_expected=other_version)
     if problems:
         raise _mismatch(problems, target, restored=True)
-    summary = _summary(manifest, target, started)
+    summary = summary_of(manifest, target, started)
     summary["warnings"] = backup_state.engine_warnings(manifest)
     return summary
 
@@ -220,7 +279,7 @@ def _restore_export(
         )
     if problems:
         raise _mismatch(problems, target, restored=True)
-    summary = _summary(manifest, target, started)
+    summary = summary_of(manifest, target, started)
     summary["code_files"] = found["code_index"]["files"]
     summary["audit_events"] = found["audit_events"]
     summary["imported"] = imported.imported + imported.updated
@@ -300,7 +359,7 @@ def _mismatch(problems: list[str], target: Path, *, restored: bool) -> InternalE
     )
 
 
-def _summary(manifest: dict[str, Any], where: Path, started: float) -> dict[str, Any]:
+def summary_of(manifest: dict[str, Any], where: Path, started: float) -> dict[str, Any]:
     counts = manifest.get("counts", {})
     files = manifest["files"]
     out = {
