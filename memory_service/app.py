@@ -373,6 +373,7 @@ class Housekeeper:
             try:
                 with self._services.gate.passing("housekeeping"):
                     self._tick()
+                self._build_indexes()
             except MemoryServiceError as exc:
                 logger.warning("housekeeping: %s", exc.message)
             except Exception:
@@ -394,6 +395,12 @@ class Housekeeper:
         if vectors.upkeep():  # writes went quiet: the model's run buffers and freed heap go back
             services.stores.embedder.release_memory()
             trim_heap()
+
+    def _build_indexes(self) -> None:
+        """Build the HNSW index of each collection grown enough since the last build: long work
+        for the write gate (an online backup waits for it before pausing writes)."""
+        services = self._services
+        vectors = services.stores.vectors
         for name in self._collections:
             total = vectors.count(name)
             indexed = self._indexed.get(name, 0)
@@ -401,5 +408,6 @@ class Housekeeper:
             threshold = max(services.settings.qdrant.optimize_after_points, indexed // 4)
             if total - indexed >= threshold:
                 logger.info("building the %s vector index for %d points", name, total)
-                vectors.optimize(name)
+                with services.gate.passing(f"the {name} vector index build", long=True):
+                    vectors.optimize(name)
                 self._indexed[name] = total

@@ -2,7 +2,8 @@
 
 The daemon owns the stores, so it copies them itself, with its writes paused for the copy:
 
-1. It waits (sessions still served) until no background job (index, normalization) runs.
+1. It waits (sessions still served) until no long work runs: a background job (index,
+   normalization) or an HNSW index build.
 2. It closes the write gate (core/write_gate.py): new tool calls, jobs and housekeeping wait at
    the gate, and the calls already inside finish. Nothing fails; a write that arrives now is
    answered once the copy is done.
@@ -46,7 +47,7 @@ logger = logging.getLogger(__name__)
 SQLITE = backup_manifest.SQLITE_FILE
 # SQLite's own sidecar files: the snapshot of the database covers them.
 SQLITE_SIDECARS = {f"{SQLITE}-wal", f"{SQLITE}-shm", f"{SQLITE}-journal"}
-# How long a backup waits for a running job to end (sessions are served meanwhile), and then for
+# How long a backup waits for long work to end (sessions are served meanwhile), and then for
 # the tool calls in flight to finish once new ones wait (a session's call waits that long at most).
 JOB_WAIT_S = 600.0
 PAUSE_WAIT_S = 60.0
@@ -63,7 +64,7 @@ def backup_serving(services: Any, dest: Path, progress: Progress = _quiet) -> di
     settings = services.settings
     data_dir = settings.resolved_data_dir
     dest = check_destination(settings, dest)
-    _wait_for_jobs(services, progress)
+    _wait_for_long_work(services, progress)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
     try:
@@ -92,19 +93,21 @@ def _sqlite(data_dir: Path, tmp: Path) -> FileEntry:
     return FileEntry(path=SQLITE, size=copied.size, sha256=copied.sha256)
 
 
-def _wait_for_jobs(services: Any, progress: Progress) -> None:
-    """Until no job runs, sessions still served: the gate closes only for the copy."""
+def _wait_for_long_work(services: Any, progress: Progress) -> None:
+    """Until no job or index build runs, sessions still served: the gate closes only for the copy."""
     deadline = time.monotonic() + JOB_WAIT_S
-    while running := services.jobs.active():
+    while running := services.gate.long_work():
         if time.monotonic() > deadline:
-            names = [f"{job.kind} job {job.job_id}" for job in running]
             raise ServiceUnavailableError(
-                f"A job still runs after {JOB_WAIT_S:.0f} s: {', '.join(names)}",
+                f"Still running after {JOB_WAIT_S:.0f} s: {', '.join(running)}",
                 code="SVC_BACKUP_PAUSE",
-                details={"running": names, "timeout_s": JOB_WAIT_S},
-                suggestion="Run the backup again once the job has finished (index_status or "
-                "normalize_status follows it), or cancel it.",
+                details={"running": running, "timeout_s": JOB_WAIT_S},
+                suggestion="Run the backup again once it has finished (index_status or "
+                "normalize_status follows a job), or cancel the job.",
             )
-        job = running[0]
-        progress(f"waiting for the {job.kind} job", job.progress, 100)
+        jobs = services.jobs.active()
+        if jobs:
+            progress(f"waiting for the {jobs[0].kind} job", jobs[0].progress, 100)
+        else:
+            progress(f"waiting for {running[0]}", 0, 0)
         time.sleep(0.2)

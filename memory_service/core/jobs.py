@@ -161,7 +161,7 @@ class JobManager:
             event.wait(max(0.0, deadline - time.monotonic()))
 
     def _run(self, state: JobState, work: Callable[[JobContext], dict[str, Any]]) -> None:
-        with self._gate.passing(f"{state.kind} job {state.job_id}"):
+        with self._gate.passing(f"the {state.kind} job {state.job_id}", long=True):
             self._run_inside(state, work)
 
     def _run_inside(self, state: JobState, work: Callable[[JobContext], dict[str, Any]]) -> None:

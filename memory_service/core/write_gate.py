@@ -5,6 +5,8 @@ Every tool call, background job and housekeeping tick runs inside :meth:`WriteGa
 gate, waits for the work already inside to finish, and holds the gate while the backup flushes
 and copies the stores: the copy then sees only whole writes, each acknowledged one in every
 store. Work arriving meanwhile waits at the gate and goes on when it opens again; nothing fails.
+Long work (a job, an HNSW build: ``long=True``) is waited for first with the gate still open
+(:meth:`WriteGate.long_work`), so that sessions are not held for minutes behind it.
 
 A thread already inside passes again (a call nested in another), and so does the thread that
 closed the gate (the backup drains the graph outbox and reads the counts through the services).
@@ -28,17 +30,21 @@ class WriteGate:
         self._cond = threading.Condition()
         self._inside: Counter[int] = Counter()  # thread id -> nested passes
         self._what: dict[int, str] = {}  # thread id -> what its outermost pass runs
+        self._long: set[int] = set()  # threads whose outermost pass is long work
         self._closer: int | None = None  # the thread that closed (or is closing) the gate
 
     @contextmanager
-    def passing(self, what: str = "work") -> Iterator[None]:
-        """Run the block as work that may write; waits while the gate is closed."""
+    def passing(self, what: str = "work", *, long: bool = False) -> Iterator[None]:
+        """Run the block as work that may write; waits while the gate is closed. ``long``: work
+        that may take minutes (a backup waits for it before closing the gate)."""
         me = threading.get_ident()
         with self._cond:
             if not self._inside[me] and self._closer != me:
                 while self._closer is not None:
                     self._cond.wait()
                 self._what[me] = what
+                if long:
+                    self._long.add(me)
             self._inside[me] += 1
         try:
             yield
@@ -48,6 +54,7 @@ class WriteGate:
                 if not self._inside[me]:
                     del self._inside[me]
                     self._what.pop(me, None)
+                    self._long.discard(me)
                     self._cond.notify_all()
 
     @contextmanager
@@ -94,3 +101,8 @@ class WriteGate:
         """What runs inside the gate now (for messages and tests)."""
         with self._cond:
             return sorted(self._what.values())
+
+    def long_work(self) -> list[str]:
+        """The long work inside the gate now (a backup waits until there is none)."""
+        with self._cond:
+            return sorted(self._what[tid] for tid in self._long if tid in self._what)

@@ -137,3 +137,25 @@ def test_one_backup_at_a_time() -> None:
     assert caught.value.code == "SVC_BACKUP_BUSY"
     release.set()
     t.join(WAIT)
+
+
+def test_long_work_is_named_while_it_runs_and_short_work_passes_meanwhile() -> None:
+    """A backup waits for long work (a job, an HNSW build) with the gate still open."""
+    gate = WriteGate()
+    inside, release = threading.Event(), threading.Event()
+
+    def job() -> None:
+        with gate.passing("the index job 1", long=True), gate.passing("nested"):
+            inside.set()
+            assert release.wait(WAIT)
+
+    t = threading.Thread(target=job)
+    t.start()
+    assert inside.wait(WAIT)
+    assert gate.long_work() == ["the index job 1"]
+    with gate.passing("tool memory_add"):  # the gate is open: sessions go on
+        assert gate.busy() == ["the index job 1", "tool memory_add"]
+        assert gate.long_work() == ["the index job 1"]
+    release.set()
+    t.join(WAIT)
+    assert gate.long_work() == [] and gate.busy() == []
