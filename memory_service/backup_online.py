@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from memory_service import backup_manifest
-from memory_service.backup import (
+from memory_service.backup_files import FileEntry, sqlite_snapshot
+from memory_service.backup_steps import (
     Progress,
     check_destination,
     copy_tree,
@@ -40,7 +41,6 @@ from memory_service.backup import (
     skipped,
     summary_of,
 )
-from memory_service.backup_files import FileEntry, sqlite_snapshot
 from memory_service.core.errors import ServiceUnavailableError
 
 logger = logging.getLogger(__name__)
