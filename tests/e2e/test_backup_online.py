@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import socket
 import sqlite3
 import time
 from contextlib import AsyncExitStack, closing
@@ -24,6 +25,7 @@ from mcp import Client
 from memory_service.app import open_services
 from memory_service.core.models import content_hash
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, from_payload
+from memory_service.daemon.hello import BACKUP_METHOD
 from memory_service.settings import EmbeddingSettings, ServerSettings, Settings
 from tests.conftest import PROFILE, daemon_gone, profile_settings, require_model, server_env
 from tests.e2e.conftest import call_error, call_ok
@@ -219,3 +221,28 @@ async def test_a_backup_taken_while_four_sessions_write_restores_every_acknowled
         assert held in allowed, (memory_id, held, allowed)
         checked += required
     assert checked >= timing["writes_before"] // 5 and set(records) <= set(acks.versions)
+
+
+async def test_a_backup_whose_client_leaves_is_abandoned_and_writes_go_on(tmp_path: Path) -> None:
+    """memory-cli stopped (Ctrl-C) mid-backup: the daemon stops at its next progress report,
+    removes its partial copy and opens the gate again."""
+    env = _env(tmp_path)
+    dest = tmp_path / "backup"
+    async with _session(env) as client:
+        await call_ok(client, "memory_add", {"type": "design", "content": "Left half-way."})
+        socket_path = json.loads((tmp_path / "data" / "daemon.json").read_text())["socket"]
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(socket_path)
+            sock.recv(65536)  # the daemon's hello
+            request = {"jsonrpc": "2.0", "id": 1, "method": BACKUP_METHOD, "params": {"path": str(dest)}}
+            sock.sendall(json.dumps(request).encode() + b"\n")
+        log = tmp_path / "data" / "daemon.log"
+        deadline = time.monotonic() + 60
+        while "backup abandoned" not in log.read_text():
+            assert time.monotonic() < deadline, "the daemon did not notice the client leave"
+            await anyio.sleep(0.1)
+        assert not dest.exists() and not list(tmp_path.glob(".backup.partial-*"))
+        with anyio.fail_after(60):  # the gate is open again
+            later = await call_ok(client, "memory_add", {"type": "design", "content": "Written after."})
+        assert later["memory_id"]
+    daemon_gone(tmp_path / "data")
