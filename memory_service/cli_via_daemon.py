@@ -107,22 +107,34 @@ def _spawning(paths: DaemonPaths) -> bool:
 
 def backup_via_daemon(settings: Settings, dest: Path, progress: FileProgress) -> dict[str, Any] | None:
     """The backup taken by the daemon serving the data directory, with its writes paused for the
-    copy (backup_online.py); None when no daemon runs (the caller backs up offline)."""
-    if read_hello(settings) is None:
-        return None
-    params = {"path": str(dest.expanduser().resolve())}
+    copy (backup_online.py); None when no daemon runs (the caller backs up offline). A daemon
+    still starting or stopping is waited for, as :func:`via_daemon` does."""
     try:
-        return operator_call(
-            settings,
-            BACKUP_METHOD,
-            params,
-            lambda p: progress(str(p.get("message", "")), int(p.get("progress", 0)), int(p.get("total", 0))),
-        )
-    except DaemonUnavailable as exc:
-        if exc.code == "SVC_DAEMON_VERSION":
-            err_console.print(f"[yellow]{exc}.[/yellow]")
-            raise typer.Exit(2) from None
-        return None  # it stopped meanwhile: the stores are free (or a server's lock says who holds them)
+        paths = DaemonPaths.of(settings)
+    except ServiceUnavailableError:
+        return None  # an unusable socket directory: no daemon can listen there
+    params = {"path": str(dest.expanduser().resolve())}
+    deadline = time.monotonic() + max(SETTLE_S, settings.daemon.start_timeout_s)
+    while True:
+        if read_hello(settings) is not None:
+            try:
+                return operator_call(
+                    settings,
+                    BACKUP_METHOD,
+                    params,
+                    lambda p: progress(
+                        str(p.get("message", "")), int(p.get("progress", 0)), int(p.get("total", 0))
+                    ),
+                )
+            except DaemonUnavailable as exc:
+                if exc.code == "SVC_DAEMON_VERSION":
+                    err_console.print(f"[yellow]{exc}.[/yellow]")
+                    raise typer.Exit(2) from None
+        owner = read_owner(paths.data_dir)
+        settling = _spawning(paths) or (owner is not None and _daemon_holds(paths, owner))
+        if not settling or time.monotonic() > deadline:
+            return None  # no daemon: offline (a --no-daemon server's lock then says who holds it)
+        time.sleep(0.1)
 
 
 def refuse_while_daemon(settings: Settings, command: str) -> None:
