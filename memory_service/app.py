@@ -52,6 +52,7 @@ from memory_service.core.services.threads import ThreadContext
 from memory_service.core.services.trace import TraceService
 from memory_service.core.services.writer import RecordWriter
 from memory_service.core.telemetry import Telemetry
+from memory_service.core.write_gate import WriteGate
 from memory_service.resident import trim_heap
 from memory_service.settings import Settings, head_branch
 from memory_service.stores import graph_salvage
@@ -95,6 +96,8 @@ class Services:
     normalize: NormalizeService
     expiry: ExpiryService  # the TTL sweep (housekeeping runs it)
     lock: OwnerLock
+    # Every tool call, job and housekeeping tick passes it; an online backup closes it (write_gate.py).
+    gate: WriteGate = field(default_factory=WriteGate)
     _housekeeper: Housekeeper | None = field(default=None, repr=False)
     presence: StorePresence | None = field(default=None, repr=False)  # store losses and their alarms
 
@@ -215,7 +218,8 @@ def open_services(
         sync=sync,
     )
     search = SearchService(Ranker(stores, settings.ranking, scope))
-    jobs = JobManager(stores.cache)
+    gate = WriteGate()
+    jobs = JobManager(stores.cache, gate=gate)
     telemetry = Telemetry(metrics)
     index = IndexService(stores, indexer, paths, jobs, settings.actor)
     services = Services(
@@ -286,6 +290,7 @@ def open_services(
         ),
         expiry=ExpiryService(stores.vectors, memory),
         lock=lock,
+        gate=gate,
     )
     writer.drain_quietly()
     presence.check_graph(stores, sync.pending().get("pending", 0))
@@ -374,7 +379,9 @@ class Housekeeper:
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
             try:
-                self._tick()
+                with self._services.gate.passing("housekeeping"):
+                    self._tick()
+                self._build_indexes()
             except MemoryServiceError as exc:
                 logger.warning("housekeeping: %s", exc.message)
             except Exception:
@@ -396,6 +403,12 @@ class Housekeeper:
         if vectors.upkeep():  # writes went quiet: the model's run buffers and freed heap go back
             services.stores.embedder.release_memory()
             trim_heap()
+
+    def _build_indexes(self) -> None:
+        """Build the HNSW index of each collection grown enough since the last build: long work
+        for the write gate (an online backup waits for it before pausing writes)."""
+        services = self._services
+        vectors = services.stores.vectors
         for name in self._collections:
             total = vectors.count(name)
             indexed = self._indexed.get(name, 0)
@@ -403,5 +416,6 @@ class Housekeeper:
             threshold = max(services.settings.qdrant.optimize_after_points, indexed // 4)
             if total - indexed >= threshold:
                 logger.info("building the %s vector index for %d points", name, total)
-                vectors.optimize(name)
+                with services.gate.passing(f"the {name} vector index build", long=True):
+                    vectors.optimize(name)
                 self._indexed[name] = total

@@ -1,47 +1,46 @@
 """``memory-cli backup`` / ``restore``: a consistent copy of a data directory, and its return.
 
-Consistency without stopping the world: the backup takes the data directory's owner lock (so no
-server can write, and a running one makes it refuse), drains the graph-sync outbox, reads the
-counts, closes every store (SQLite checkpoints its WAL, LadybugDB and qdrant-edge flush) and only
-then copies the files, still holding the lock. The copy goes to a temporary folder beside the
-destination, renamed into place once the manifest is written, so a backup directory either is
-whole or does not exist. Restore checks the manifest before writing anything, copies into a
+Offline (no daemon serves the directory), the backup takes the data directory's owner lock (so
+no server can write, and a ``--no-daemon`` one makes it refuse), drains the graph-sync outbox,
+reads the counts, closes every store (SQLite checkpoints its WAL, LadybugDB and qdrant-edge
+flush) and only then copies the files, still holding the lock. While a daemon serves, the daemon
+takes the backup itself with its writes paused (:mod:`.backup_online`); both take the same
+steps (:mod:`.backup_steps`). The copy goes to a temporary folder beside the destination,
+renamed into place once the manifest is written, so a backup directory either is whole or does
+not exist. Restore (always offline) checks the manifest before writing anything, copies into a
 temporary folder beside the target, renames it, then opens the restored stores and compares
 their counts with the manifest's.
 
 With server backends (``kind: export``) the memories live on the servers, which a file copy
 cannot reach: the backup adds an export of every memory (:mod:`.backup_servers`), taken while
-holding the lock, and the restore imports it into servers that hold none of the project's
-memories yet (docs/backup.md).
+no write runs, and the restore imports it into servers that hold none of the project's memories
+yet (docs/backup.md).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from memory_service import __version__, backup_manifest, backup_servers, backup_state
-from memory_service.backup_files import (
-    FileEntry,
-    allocated_bytes,
-    copy_file,
-    fsync_tree,
-    is_empty_dir_or_missing,
-    walk,
+from memory_service.backup_files import copy_file, fsync_tree
+from memory_service.backup_steps import (
+    EXPORT,
+    Progress,
+    check_destination,
+    copy_tree,
+    move_into,
+    record,
+    refuse_non_empty,
+    seal,
+    skipped,
+    summary_of,
 )
-from memory_service.core.errors import ConflictError, InternalError, MemoryServiceError, ValidationError
+from memory_service.core.errors import InternalError, MemoryServiceError
 from memory_service.settings import Settings
-from memory_service.stores.owner_lock import LOCK_FILENAME
-
-# (description, done, total): files copied or checked so far.
-Progress = Callable[[str, int, int], None]
-EXPORT = backup_servers.EXPORT_FILE
 
 
 def _quiet(_description: str, _done: int, _total: int) -> None:
@@ -58,68 +57,25 @@ def backup(settings: Settings, dest: Path, progress: Progress = _quiet) -> dict[
     """Write a backup of the data directory into ``dest`` (missing or empty); return a summary."""
     started = time.monotonic()
     data_dir = settings.resolved_data_dir
-    dest = dest.expanduser().resolve()
-    kind = backup_state.kind(settings)
-    if not (data_dir / backup_manifest.SQLITE_FILE).is_file():
-        raise ValidationError(
-            f"No memory-service data directory at {data_dir}: nothing to back up",
-            code="VAL_BACKUP_NO_DATA",
-            details={"data_dir": str(data_dir)},
-            suggestion="Point --data-dir (or MEMORY_DATA_DIR) at the directory the server uses.",
-        )
-    if dest == data_dir.resolve() or dest.is_relative_to(data_dir.resolve()):
-        raise ValidationError(
-            f"The backup destination {dest} is inside the data directory {data_dir}",
-            code="VAL_BACKUP_DEST",
-            details={"path": str(dest)},
-            suggestion="Write the backup somewhere outside the data directory.",
-        )
-    _refuse_non_empty(dest, "backup destination")
-    skip = {LOCK_FILENAME, *backup_servers.local_skip(settings)}
+    dest = check_destination(settings, dest)
     services = _open(settings)  # the owner lock: refused while a server runs
     tmp: Path | None = None
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
         try:
-            with contextlib.suppress(MemoryServiceError):  # what stays queued is in the copy too
-                services.sync.drain()
-            if kind == "export":
-                header = backup_state.header(settings, backup_state.export_counts(services))
-                header["export"] = backup_servers.export_into(services, tmp, progress)
-            else:
-                header = backup_state.header(settings, backup_state.store_counts(services))
+            header = record(services, tmp, progress)
         finally:
             services.close_stores()
-        dirs, names = walk(data_dir, skip=frozenset(skip))
-        if EXPORT in names and kind == "export":
-            raise ValidationError(
-                f"The data directory holds a file named {EXPORT}, the name of the backup's export",
-                code="VAL_BACKUP_UNSUPPORTED_FILE",
-                details={"file": EXPORT},
-                suggestion=f"Move {data_dir / EXPORT} out of the data directory, then back up again.",
-            )
-        for d in dirs:
-            (tmp / d).mkdir(parents=True, exist_ok=True)
-        files = []
-        for i, name in enumerate(names):
-            progress(f"copying {name}", i, len(names))
-            files.append(_entry(name, copy_file(data_dir / name, tmp / name)))
-        if kind == "export":
-            files.append(_entry(EXPORT, copy_file(tmp / EXPORT, None)))
-        progress("copied", len(names), len(names))
-        header["sqlite_rows"] = backup_manifest.sqlite_rows(tmp / backup_manifest.SQLITE_FILE)
-        manifest = backup_manifest.build(header, dirs, files)
-        backup_manifest.write(tmp, manifest)
-        fsync_tree(tmp)
-        _move_into(tmp, dest)
+        dirs, files = copy_tree(data_dir, tmp, skipped(settings), progress)
+        manifest = seal(tmp, header, dirs, files, dest)
     except BaseException:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
         services.lock.release()
-    return _summary(manifest, dest, started)
+    return summary_of(manifest, dest, started)
 
 
 def restore(settings: Settings, source: Path, progress: Progress = _quiet) -> dict[str, Any]:
@@ -132,7 +88,7 @@ def restore(settings: Settings, source: Path, progress: Progress = _quiet) -> di
     manifest = backup_manifest.read(source)
     backup_state.check_settings(manifest, settings)
     kind = manifest.get("kind", "files")
-    _refuse_non_empty(target, "data directory")
+    refuse_non_empty(target, "data directory")
     listed = backup_manifest.check_listing(source, manifest)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.restore-", dir=target.parent))
@@ -163,7 +119,7 @@ def restore(settings: Settings, source: Path, progress: Progress = _quiet) -> di
             if backup_state.code_on_servers(settings):
                 cleared = backup_servers.clear_index_state(tmp / backup_manifest.SQLITE_FILE)
         fsync_tree(tmp)
-        _move_into(tmp, target)
+        move_into(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -180,7 +136,7 @@ def restore(settings: Settings, source: Path, progress: Progress = _quiet) -> di
     problems = backup_manifest.differences(manifest.get("counts", {}), found, only_expected=other_version)
     if problems:
         raise _mismatch(problems, target, restored=True)
-    summary = _summary(manifest, target, started)
+    summary = summary_of(manifest, target, started)
     summary["warnings"] = backup_state.engine_warnings(manifest)
     return summary
 
@@ -220,7 +176,7 @@ def _restore_export(
         )
     if problems:
         raise _mismatch(problems, target, restored=True)
-    summary = _summary(manifest, target, started)
+    summary = summary_of(manifest, target, started)
     summary["code_files"] = found["code_index"]["files"]
     summary["audit_events"] = found["audit_events"]
     summary["imported"] = imported.imported + imported.updated
@@ -249,42 +205,6 @@ def _import_failed(exc: MemoryServiceError, target: Path) -> InternalError:
     )
 
 
-def _entry(name: str, copied: FileEntry) -> FileEntry:
-    return FileEntry(path=name, size=copied.size, sha256=copied.sha256)
-
-
-def _refuse_non_empty(path: Path, what: str) -> None:
-    if is_empty_dir_or_missing(path):
-        return
-    hint = (
-        "Choose a new backup path (memory-cli never overwrites a backup)."
-        if what == "backup destination"
-        else "Restore into a new directory (--data-dir), or move the existing one aside first: "
-        "restore never overwrites data."
-    )
-    raise ConflictError(
-        f"The {what} {path} exists and is not empty",
-        code="CON_TARGET_NOT_EMPTY",
-        details={"path": str(path)},
-        suggestion=hint,
-    )
-
-
-def _move_into(tmp: Path, dest: Path) -> None:
-    """Rename the finished folder into place (an empty ``dest`` is replaced)."""
-    with contextlib.suppress(FileNotFoundError):
-        dest.rmdir()  # only succeeds when empty; a non-empty one makes rename fail below
-    try:
-        os.rename(tmp, dest)
-    except OSError as exc:
-        raise ConflictError(
-            f"Could not move the finished copy into {dest}: {exc.strerror}",
-            code="CON_TARGET_NOT_EMPTY",
-            details={"path": str(dest)},
-            suggestion="Something wrote into the target meanwhile; make sure nothing else uses it and retry.",
-        ) from exc
-
-
 def _mismatch(problems: list[str], target: Path, *, restored: bool) -> InternalError:
     where = f"The restored data directory {target}" if restored else "The restored SQLite file"
     return InternalError(
@@ -298,26 +218,3 @@ def _mismatch(problems: list[str], target: Path, *, restored: bool) -> InternalE
         )
         + "Report this with the manifest: an engine may not have reopened its files the same way.",
     )
-
-
-def _summary(manifest: dict[str, Any], where: Path, started: float) -> dict[str, Any]:
-    counts = manifest.get("counts", {})
-    files = manifest["files"]
-    out = {
-        "path": str(where),
-        "kind": manifest.get("kind", "files"),
-        "files": len(files),
-        "bytes": sum(f["size"] for f in files),
-        "bytes_on_disk": allocated_bytes(where),
-        "memories": counts.get("memories", {}).get("total", 0),
-        "relationships": counts.get("relationships", {}).get("total", 0),
-        "code_files": counts.get("code_index", {}).get("files", 0),
-        "audit_events": counts.get("audit_events", 0),
-        "seconds": round(time.monotonic() - started, 2),
-        "created_at": manifest.get("created_at"),
-    }
-    exported = manifest.get("export")
-    if isinstance(exported, dict):
-        for key in ("memories", "relationships", "votes"):
-            out[f"exported_{key}"] = exported.get(key, 0)
-    return out

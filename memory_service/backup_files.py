@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,17 +90,27 @@ def _extents(fd: int, size: int) -> Iterator[tuple[int, int]]:
         pos = end
 
 
-def _hash_zeros(h: hashlib._Hash, n: int) -> None:
+class _NoHash:
+    def update(self, _data: bytes) -> None:
+        return None
+
+    def hexdigest(self) -> str:
+        return ""
+
+
+def _hash_zeros(h: hashlib._Hash | _NoHash, n: int) -> None:
     while n > 0:
         step = min(n, _CHUNK)
         h.update(_ZEROS[:step] if step < _CHUNK else _ZEROS)
         n -= step
 
 
-def copy_file(src: Path, dst: Path | None) -> FileEntry:
+def copy_file(src: Path, dst: Path | None, *, finish: bool = True) -> FileEntry:
     """Copy ``src`` to ``dst`` keeping holes (``dst`` None: only hash), fsync it, and return
-    the size and SHA-256 of the bytes read. ``path`` is left to the caller."""
-    h = hashlib.sha256()
+    the size and SHA-256 of the bytes read. Without ``finish`` the copy is neither hashed (an
+    empty hash) nor synced: :func:`finish_copy` does both later, as an online backup does once
+    writes resume. ``path`` is left to the caller."""
+    h = hashlib.sha256() if finish else _NoHash()
     with open(src, "rb") as fi:
         fd = fi.fileno()
         size = os.fstat(fd).st_size
@@ -121,11 +132,42 @@ def copy_file(src: Path, dst: Path | None) -> FileEntry:
             _hash_zeros(h, size - pos)
             if out is not None:
                 os.ftruncate(out, size)
-                os.fsync(out)
+                if finish:
+                    os.fsync(out)
         finally:
             if out is not None:
                 os.close(out)
     return FileEntry(path="", size=size, sha256=h.hexdigest())
+
+
+def finish_copy(path: Path) -> FileEntry:
+    """Sync a file copied without ``finish`` and hash it (the copy is byte for byte its source)."""
+    _fsync(path)
+    return copy_file(path, None)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sqlite_snapshot(src: Path, dst: Path) -> FileEntry:
+    """A copy of a live SQLite database through its online backup API (a consistent snapshot,
+    whatever other connections do meanwhile), synced, with its size and SHA-256."""
+    source = sqlite3.connect(src)
+    try:
+        target = sqlite3.connect(dst)
+        try:
+            source.backup(target)
+            target.execute("PRAGMA journal_mode=DELETE")  # one file, as a closed database is
+        finally:
+            target.close()
+    finally:
+        source.close()
+    return finish_copy(dst)
 
 
 def allocated_bytes(root: Path) -> int:

@@ -19,7 +19,7 @@ from memory_service.cli_common import (
     json_flag,
     load_settings,
 )
-from memory_service.cli_via_daemon import refuse_while_daemon
+from memory_service.cli_via_daemon import backup_via_daemon, refuse_while_daemon
 from memory_service.core.errors import MemoryServiceError
 from memory_service.settings import Settings
 
@@ -46,8 +46,13 @@ def _file_job(as_json: bool, settings: Settings, title: str, run: Any) -> None:
             owner = exc.details.get("owner_pid")
             err_console.print(
                 f"[yellow]The data directory {settings.resolved_data_dir} is in use by a running "
-                f"memory-service (pid {owner}).[/yellow] A backup needs the stores closed: stop that "
-                "server first, then run the backup again."
+                f"memory-service (pid {owner}).[/yellow] "
+                + (
+                    "It serves without the shared daemon (--no-daemon), which cannot pause its writes "
+                    "for a backup: stop that server first, then run the backup again."
+                    if title == "backup"
+                    else f"A {title} needs the stores closed: stop that server first, then run it again."
+                )
             )
             raise typer.Exit(2) from None
         err_console.print(error_line(exc, sep="\n"))
@@ -73,12 +78,17 @@ def backup(
     data_dir: DataDir = None,
     as_json: AsJson = False,
 ) -> None:
-    """Back up the data directory (stores closed, files hashed into manifest.json)."""
+    """Back up the data directory (files hashed into manifest.json). While a daemon serves it,
+    the daemon takes the backup, pausing writes for the copy; sessions go on."""
     from memory_service import backup as backups
 
     settings = load_settings(data_dir)
-    refuse_while_daemon(settings, "a backup")
-    _file_job(json_flag(ctx, as_json), settings, "backup", lambda p: backups.backup(settings, path, p))
+
+    def run(progress: Any) -> dict[str, Any]:
+        online = backup_via_daemon(settings, path, progress)
+        return online if online is not None else backups.backup(settings, path, progress)
+
+    _file_job(json_flag(ctx, as_json), settings, "backup", run)
 
 
 @app.command()

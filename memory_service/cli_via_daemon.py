@@ -3,8 +3,8 @@
 While a daemon owns the stores, the commands call its tools, the same ones every session calls,
 instead of opening the stores. :func:`via_daemon` runs a command's work through the daemon, or
 returns None when none runs so that the command opens the stores itself. The other functions
-turn tool answers into what the direct path prints, and refuse the commands that need the stores
-closed (backup, restore, repair).
+turn tool answers into what the direct path prints, hand a backup to the daemon (which pauses its
+writes for the copy), and refuse the commands that need the stores closed (restore, repair).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import fcntl
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
@@ -21,13 +22,15 @@ import typer
 from memory_service.cli_common import err_console, error_line
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.jobs import FINISHED
-from memory_service.daemon.client import DaemonSession, read_hello
+from memory_service.daemon.client import DaemonSession, operator_call, read_hello
+from memory_service.daemon.hello import BACKUP_METHOD
 from memory_service.daemon.link import DaemonUnavailable
 from memory_service.daemon.paths import DaemonPaths
 from memory_service.settings import Settings
 from memory_service.stores.owner_lock import read_owner
 
 T = TypeVar("T")
+FileProgress = Callable[[str, int, int], None]  # (description, done, total), as backup.Progress
 # How long to wait for a daemon that went away mid-command to release the stores (or for one
 # being started to answer) before opening the stores directly.
 SETTLE_S = 30.0
@@ -100,6 +103,38 @@ def _spawning(paths: DaemonPaths) -> bool:
     finally:
         os.close(fd)  # closing drops our shared lock, if we took it
     return False
+
+
+def backup_via_daemon(settings: Settings, dest: Path, progress: FileProgress) -> dict[str, Any] | None:
+    """The backup taken by the daemon serving the data directory, with its writes paused for the
+    copy (backup_online.py); None when no daemon runs (the caller backs up offline). A daemon
+    still starting or stopping is waited for, as :func:`via_daemon` does."""
+    try:
+        paths = DaemonPaths.of(settings)
+    except ServiceUnavailableError:
+        return None  # an unusable socket directory: no daemon can listen there
+    params = {"path": str(dest.expanduser().resolve())}
+    deadline = time.monotonic() + max(SETTLE_S, settings.daemon.start_timeout_s)
+    while True:
+        if read_hello(settings) is not None:
+            try:
+                return operator_call(
+                    settings,
+                    BACKUP_METHOD,
+                    params,
+                    lambda p: progress(
+                        str(p.get("message", "")), int(p.get("progress", 0)), int(p.get("total", 0))
+                    ),
+                )
+            except DaemonUnavailable as exc:
+                if exc.code == "SVC_DAEMON_VERSION":
+                    err_console.print(f"[yellow]{exc}.[/yellow]")
+                    raise typer.Exit(2) from None
+        owner = read_owner(paths.data_dir)
+        settling = _spawning(paths) or (owner is not None and _daemon_holds(paths, owner))
+        if not settling or time.monotonic() > deadline:
+            return None  # no daemon: offline (a --no-daemon server's lock then says who holds it)
+        time.sleep(0.1)
 
 
 def refuse_while_daemon(settings: Settings, command: str) -> None:

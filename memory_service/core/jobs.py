@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.models import utcnow
 from memory_service.core.ports import Cache
+from memory_service.core.write_gate import WriteGate
 
 logger = logging.getLogger(__name__)
 
@@ -85,10 +86,12 @@ ProgressListener = Callable[[JobState, int, int], None]
 
 
 class JobManager:
-    """Runs jobs one at a time per manager (index jobs share the stores, so they serialise)."""
+    """Runs jobs one at a time per manager (index jobs share the stores, so they serialise). Each
+    job runs inside the write gate: an online backup waits for it to end."""
 
-    def __init__(self, cache: Cache, *, workers: int = 1) -> None:
+    def __init__(self, cache: Cache, *, workers: int = 1, gate: WriteGate | None = None) -> None:
         self._cache = cache
+        self._gate = gate or WriteGate()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="job")
         self._jobs: dict[str, JobState] = {}
         self._done: dict[str, threading.Event] = {}
@@ -166,6 +169,10 @@ class JobManager:
             event.wait(max(0.0, deadline - time.monotonic()))
 
     def _run(self, state: JobState, work: Callable[[JobContext], dict[str, Any]]) -> None:
+        with self._gate.passing(f"the {state.kind} job {state.job_id}", long=True):
+            self._run_inside(state, work)
+
+    def _run_inside(self, state: JobState, work: Callable[[JobContext], dict[str, Any]]) -> None:
         state.status, state.phase, state.started_at = "running", "starting", utcnow().isoformat()
         self.save(state)
         ctx = JobContext(self, state, self._cancel)

@@ -2,7 +2,8 @@
 
 memory-cli cannot open the stores while the daemon owns them; it asks the daemon instead (the
 same tools the sessions call), and opens the stores itself only when no daemon runs. It speaks
-over the sessions' blocking link (link.py), one request at a time.
+over the sessions' blocking link (link.py), one request at a time. A backup is an operator
+request instead (:func:`operator_call`, daemon/operator.py): not a tool.
 """
 
 from __future__ import annotations
@@ -156,6 +157,45 @@ class DaemonSession:
                 )
             result: dict[str, Any] = answer["result"]
             return result
+
+
+def operator_call(
+    settings: Settings, method: str, params: dict[str, Any], progress: Progress | None = None
+) -> dict[str, Any]:
+    """An operator request (daemon/operator.py) answered by the running daemon: its result.
+
+    Raises:
+        DaemonUnavailable: no daemon runs (or it is of another version).
+        ToolError: the daemon answered with an error (its seed-001 envelope).
+        ServiceUnavailableError: the daemon went away before answering (SVC_DAEMON_GONE).
+    """
+    request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    link = connect(settings, start=False)
+    try:
+        try:
+            link.send(json.dumps(request).encode() + b"\n")
+            while True:
+                answer = json.loads(link.receive_line())
+                if answer.get("method") == "notifications/progress":
+                    if progress is not None:
+                        progress(answer.get("params", {}))
+                    continue
+                if answer.get("id") == 1:
+                    break
+        except GONE as exc:
+            raise _gone(method) from exc
+    finally:
+        link.close()
+    if "error" in answer:
+        error = (answer["error"].get("data") or {}).get("error") or {}
+        raise ToolError(
+            error.get("message") or answer["error"].get("message", "the daemon refused"),
+            code=error.get("code", "INTERNAL"),
+            details=error.get("details") or {},
+            suggestion=error.get("suggestion", ""),
+        )
+    result: dict[str, Any] = answer["result"]
+    return result
 
 
 def _gone(method: str) -> ServiceUnavailableError:

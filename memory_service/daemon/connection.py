@@ -7,7 +7,7 @@ stdio framing on each socket connection.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -30,13 +30,15 @@ async def serve_connection(
     hello: bytes = b"",
     *,
     select: Callable[[bytes], Server[Any] | None] | None = None,
+    operate: Callable[[bytes, ByteStream], Awaitable[bool]] | None = None,
 ) -> None:
     """Serve one client until it disconnects (the read side ends the session); ``hello`` is
     sent first (the daemon's notification of who it is, :mod:`.hello`).
 
     ``select`` looks at the client's first line: when it names the server to use (a forwarder's
     profile notification) that server serves the session and the line is consumed; otherwise
-    ``server`` does and the line is the session's first message.
+    ``server`` does and the line is the session's first message. ``operate`` answers a first line
+    that is an operator request (memory-cli's backup, operator.py) instead of a session.
     """
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
@@ -84,11 +86,13 @@ async def serve_connection(
     try:
         if hello:
             await stream.send(hello)
-        if select is not None:
+        if select is not None or operate is not None:
             line = await next_line()
             if line is None:
                 return
-            chosen = select(line)
+            if operate is not None and await operate(line, stream):
+                return
+            chosen = select(line) if select is not None else None
             if chosen is None:
                 first.append(line)
             else:

@@ -16,6 +16,8 @@ HELLO_METHOD = "notifications/memory-service/daemon"
 # A forwarder's first line to the daemon: the tool profile its client speaks (tools/profiles.py).
 PROFILE_METHOD = "notifications/memory-service/profile"
 TEST_VERSION_ENV = "MEMORY_TEST_DAEMON_VERSION"
+# memory-cli's request for a backup taken by the daemon (operator.py): a connection's first line.
+BACKUP_METHOD = "memory-service/backup"
 
 
 def announced_version() -> str:

@@ -4,9 +4,10 @@ It opens the stores once (taking ``owner.lock``), then listens on its Unix socke
 :mod:`.paths`): each connection is one MCP session (a forwarder's client, or memory-cli) served
 with the same tools and the same opened services, so every session sees the others' writes at
 once, and background work (index jobs, normalization, graph sync) outlives the session that
-started it. With ``http`` it also serves MCP over streamable HTTP. It exits after
-``daemon.idle_timeout_s`` with no client connected and no job running (``idle_exit``), or on
-SIGTERM/SIGINT, closing the stores cleanly.
+started it. memory-cli's backup is an operator request on the same socket (operator.py): the
+daemon copies the stores with writes paused. With ``http`` it also serves MCP over streamable
+HTTP. It exits after ``daemon.idle_timeout_s`` with no client connected and no job running
+(``idle_exit``), or on SIGTERM/SIGINT, closing the stores cleanly.
 
 A socket file left by a daemon that died is stale by definition once we hold ``owner.lock``
 (only the lock's holder may serve the data directory), so it is replaced, not trusted.
@@ -30,6 +31,7 @@ from memory_service.app import Services
 from memory_service.core.errors import MemoryServiceError
 from memory_service.daemon.connection import serve_connection
 from memory_service.daemon.hello import announced_version, hello_line, profile_of
+from memory_service.daemon.operator import Operator
 from memory_service.daemon.paths import DaemonPaths
 from memory_service.server import ServerState, build_server, serving
 from memory_service.settings import Settings
@@ -97,7 +99,7 @@ class Daemon:
             }
             try:
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._serve_socket, listener, tg)
+                    tg.start_soon(self._serve_socket, listener, tg, Operator(services))
                     if self._http is not None:
                         info["http"] = await self._start_http(tg, mcp)
                     self.paths.write_info(info)
@@ -136,7 +138,7 @@ class Daemon:
             if self.paths.socket.stat().st_ino == self._inode:
                 self.paths.socket.unlink()
 
-    async def _serve_socket(self, listener: Any, tg: TaskGroup) -> None:
+    async def _serve_socket(self, listener: Any, tg: TaskGroup, operator: Operator) -> None:
         assert self._profiles is not None
         profiles = self._profiles
         server = profiles.server()  # the SDK serves a stream pair through the low-level server
@@ -146,7 +148,9 @@ class Daemon:
             self.clients += 1
             self._last_activity = time.monotonic()
             try:
-                await serve_connection(server, stream, greeting, select=profiles.select)
+                await serve_connection(
+                    server, stream, greeting, select=profiles.select, operate=operator.answer
+                )
             except Exception:  # one broken session must not take the others down
                 logger.exception("a session ended with an error")
             finally:

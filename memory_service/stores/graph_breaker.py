@@ -141,6 +141,9 @@ class FailFastGraphStore:
     def size_bytes(self) -> int:
         return self._call(self.inner.size_bytes)
 
+    def checkpoint(self) -> None:
+        self._call(self.inner.checkpoint)
+
     def health(self) -> ComponentHealth:
         """Always asks the server (and so closes the breaker as soon as it answers)."""
         health = self.inner.health()

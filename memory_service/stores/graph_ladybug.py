@@ -551,6 +551,11 @@ class LadybugGraphStore:
         files = [self._path, *self._path.parent.glob(self._path.name + ".*")]  # + .wal and friends
         return sum(f.stat().st_size for f in files if f.is_file())
 
+    def checkpoint(self) -> None:
+        """``CHECKPOINT``: the WAL's pages go into ``graph.lbug`` and the WAL file is removed."""
+        with self._guard("checkpoint") as conn:
+            self._rows(conn, "CHECKPOINT")
+
     def health(self) -> ComponentHealth:
         try:
             with self._guard("health") as conn:

@@ -436,6 +436,9 @@ class Neo4jGraphStore:
         detail = f"{self._where} database {self._database} namespace {self._namespace} ({agent})"
         return ComponentHealth("graph", "ok", "neo4j", detail=detail, extra={"server": agent})
 
+    def checkpoint(self) -> None:
+        """Nothing: the server keeps its own files."""
+
     def close(self) -> None:
         with self._lock:
             driver, self._driver = self._driver, None

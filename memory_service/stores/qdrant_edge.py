@@ -598,6 +598,18 @@ class EdgeVectorStore:
                 page_out(coll.path, _INDEX_FILES)  # the WAL went out above
         return went_quiet
 
+    def checkpoint(self) -> None:
+        """Flush every shard's segments and sync its WAL, each under its lock."""
+        with self._lock:
+            colls = [c for c in self._collections.values() if not c.closed]
+        for coll in colls:
+            with coll.lock, _engine("flush", coll.spec.name):
+                if coll.closed:
+                    continue
+                coll.shard.flush()
+                coll.unflushed_since = None
+                _sync_wal(coll.path)
+
     def health(self) -> ComponentHealth:
         try:
             with self._lock:

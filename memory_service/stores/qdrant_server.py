@@ -309,6 +309,9 @@ class QdrantServerVectorStore:
         self._spec(collection)
         return False
 
+    def checkpoint(self) -> None:
+        """Nothing: the server keeps its own files."""
+
     def upkeep(self) -> bool:
         """The server holds the data: nothing of it lives in this process, and no write here
         leaves anything to give back."""

@@ -111,5 +111,8 @@ class UnavailableGraphStore:
             extra={"path": self.path, "damaged": True},
         )
 
+    def checkpoint(self) -> None:
+        """Nothing is open: the files are copied as they are."""
+
     def close(self) -> None:
         """Nothing is open."""

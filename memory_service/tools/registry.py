@@ -3,9 +3,10 @@
 We validate arguments ourselves (not the SDK) so that every bad input gets the seed-001 error
 envelope with a suggestion, and publish the seed-001 JSON schema generated from our models.
 Handlers are synchronous service calls run in a worker thread, so a slow store never blocks the
-event loop. Results carry structured content plus the same JSON as text, capped in size. Errors
-carry the envelope as text only, with ``isError``: ``structuredContent`` must match the tool's
-output schema, and strict clients (the TypeScript SDK) check it even on errors.
+event loop, each inside the services' write gate (an online backup pauses them). Results carry
+structured content plus the same JSON as text, capped in size. Errors carry the envelope as text
+only, with ``isError``: ``structuredContent`` must match the tool's output schema, and strict
+clients (the TypeScript SDK) check it even on errors.
 
 A tool marked ``keyed`` runs its handler bound to the request key the stdio forwarder puts in
 ``params._meta`` (core/request_key.py), so a call re-sent after the daemon died makes the same
@@ -152,10 +153,8 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> 
                 request_key.bound(_request_key(ctx) if spec.keyed else None),  # copied to the thread
                 actor.client(_client_name(ctx)),
             ):
-                if spec.reports_progress:
-                    output = await anyio.to_thread.run_sync(spec.handler, services(), request, _progress(ctx))
-                else:
-                    output = await anyio.to_thread.run_sync(spec.handler, services(), request)
+                extra = (_progress(ctx),) if spec.reports_progress else ()
+                output = await anyio.to_thread.run_sync(_gated, spec, services(), request, *extra)
             if spec.after is not None:
                 output = await spec.after(services(), request, output, ctx)
             # The last guard: no secret leaves in an answer, whatever the tool quotes (a query
@@ -185,6 +184,13 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> 
         context_kwarg="ctx",
         annotations=spec.annotations,
     )
+
+
+def _gated(spec: ToolSpec, services: Any, request: BaseModel, *extra: Any) -> BaseModel:
+    """The handler, inside the write gate (core/write_gate.py): an online backup waits for it,
+    and it waits while a backup copies the stores."""
+    with services.gate.passing(f"tool {spec.name}"):
+        return spec.handler(services, request, *extra)
 
 
 def _request_key(ctx: Context) -> str | None:

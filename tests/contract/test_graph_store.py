@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import threading
 import uuid
@@ -500,6 +501,36 @@ def test_persists_across_close_and_reopen(backend: Backend) -> None:
         assert second.count_edges_by_type()["DEPENDS_ON"] == 4
     finally:
         second.close()
+
+
+def test_a_copy_taken_after_checkpoint_opens_with_every_write(backend: Backend, tmp_path: Path) -> None:
+    """checkpoint() leaves the store open and its database file whole (LadybugDB: its WAL folded
+    in): an online backup copies the files next, writes paused. Neo4j keeps its own files."""
+    store = backend.open()
+    try:
+        build_graph(store)
+        store.checkpoint()
+        edges = store.count_edges_by_type()
+        if not backend.embedded:
+            assert edges["DEPENDS_ON"] == 3
+            return
+        from memory_service.stores.graph_ladybug import LadybugGraphStore
+
+        copy = tmp_path / "copy"
+        copy.mkdir()
+        for f in tmp_path.glob("graph.lbug*"):
+            shutil.copy2(f, copy / f.name)
+        assert [f.name for f in copy.iterdir()] == ["graph.lbug"], "the WAL was not folded in"
+        again = LadybugGraphStore(copy / "graph.lbug")
+        try:
+            assert again.count_edges_by_type() == edges
+            assert by_id(again.related(*M1, direction="OUTGOING"))["m2"] == (1, "DEPENDS_ON", "OUTGOING")
+        finally:
+            again.close()
+        store.upsert_edges([edge("DEPENDS_ON", M4, M5)])  # still open for writes
+        assert store.count_edges_by_type()["DEPENDS_ON"] == 4
+    finally:
+        store.close()
 
 
 def test_closed_store_is_unavailable(backend: Backend) -> None:

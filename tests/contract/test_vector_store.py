@@ -546,6 +546,31 @@ def test_data_survives_close_and_reopen(make_store: MakeStore) -> None:
     assert again.retrieve(SPEC.name, [points[0].id]) == []
 
 
+def test_a_copy_taken_after_checkpoint_opens_with_every_write(make_store: MakeStore, tmp_path: Path) -> None:
+    """checkpoint() leaves the store open and its files whole: an online backup copies them next,
+    writes paused. A server keeps its own files (there it only must not disturb the store)."""
+    store = make_store()
+    points = make_points(40)
+    store.upsert(SPEC.name, points)
+    store.delete(SPEC.name, [points[0].id])
+    store.checkpoint()
+    store.upsert(SPEC.name, make_points(1, start=40))  # still open for writes
+    assert store.count(SPEC.name) == 40
+    if not isinstance(store, EdgeVectorStore):
+        return
+    store.checkpoint()
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", "--sparse=always", str(tmp_path / "vectors"), str(copy)], check=True)
+    again = EdgeVectorStore(copy)
+    try:
+        again.ensure_collection(SPEC)
+        assert again.count(SPEC.name) == 40 and again.retrieve(SPEC.name, [points[0].id]) == []
+        assert again.retrieve(SPEC.name, [points[1].id])[0].payload == points[1].payload
+        assert again.search_dense(SPEC.name, points[9].dense or [], 1)[0].id == points[9].id
+    finally:
+        again.close()
+
+
 def test_optimize_keeps_search_correct(make_store: MakeStore) -> None:
     store = make_store()
     points = make_points(3000)
