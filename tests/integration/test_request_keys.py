@@ -200,7 +200,13 @@ def test_a_bulk_add_cut_short_after_its_upsert_is_not_written_again(tmp_path: Pa
         landed = [_with_content(services, item["content"]) for item in items]
     with _opened(data) as services:
         again = _keyed(KEY, lambda: services.memory.bulk_add(request))
-        assert again == {"created": 2, "memory_ids": [ids[0] for ids in landed], "errors": [], "skipped": []}
+        assert again == {
+            "created": 2,
+            "memory_ids": [ids[0] for ids in landed],
+            "errors": [],
+            "skipped": [],
+            "warnings": [],
+        }
         for item, ids in zip(items, landed, strict=True):
             assert _with_content(services, item["content"]) == ids
             assert _operations(services, ids[0]) == ["create"]
@@ -219,7 +225,7 @@ def test_a_bulk_add_only_partly_stored_is_written_whole_when_resent(tmp_path: Pa
     with _opened(data) as services:
         assert _with_content(services, items[1]["content"]) == []
         again = _keyed(KEY, lambda: services.memory.bulk_add(request))
-        assert again == {"created": 2, "memory_ids": landed, "errors": [], "skipped": []}
+        assert again == {"created": 2, "memory_ids": landed, "errors": [], "skipped": [], "warnings": []}
         for item, memory_id in zip(items, landed, strict=True):
             assert _with_content(services, item["content"]) == [memory_id]
             assert (
