@@ -75,7 +75,7 @@ def repair(
         outcome["vector_files"] = vectors.__dict__ if vectors else None
         if presence is not None:
             lost = presence.check_records(services.stores, full=True).missing_records
-            if lost and accept_loss:
+            if lost and (accept_loss or accept_empty):  # consent to lose them
                 from memory_service.core.ports import AuditEvent
                 from memory_service.core.records import MEMORY_LABEL, RECORD_LOST
                 from memory_service.core.services.graph_sync import op_delete_nodes

@@ -11,12 +11,13 @@ file holds data), more memories and relationships, then kill -9 (so every WAL ho
 Each case damages a copy of it, then checks, as a user would see it through an MCP client:
 
 * before repair: either the server refuses to start and says to run ``memory-cli repair``, or
-  every acknowledged memory and relationship it does not serve is reported (health not ok, the
-  lost memories named by id);
+  every acknowledged memory, relationship and audit history it does not serve is reported (health
+  not ok, the lost memories named by id);
 * ``memory-cli repair`` (the CLI, as run by hand) exits 0 having brought everything back, or exits
   1 naming the memories no surviving store holds; nothing damaged is deleted;
-* after repair: every acknowledged memory is served except those named, every relationship
-  between served memories is back, and health names exactly what is still missing.
+* after repair: every acknowledged memory is served except those named, with an audit history,
+  every relationship between served memories is back, and health names exactly what is still
+  missing.
 """
 
 from __future__ import annotations
@@ -162,11 +163,19 @@ async def _look(root: Path, written: Written) -> dict[str, Any] | None:
     try:
         async with Client(build_server(make_settings(root, require_model()))) as client:
             found, edges = await _served(client, written)
+            audited = set()
+            for memory_id in written.ids:
+                history = await call_ok(client, "memory_audit", {"memory_id": memory_id})
+                if history["total"]:
+                    audited.add(memory_id)
             stats = await call_ok(client, "memory_statistics", {})
     except Exception as exc:  # the MCP initialize failed with the reason
         assert "memory-cli repair" in str(exc) or "memory-cli repair" in repr(exc), exc
         return None
-    return {"found": found, "edges": edges, "health": stats["health"], "warnings": stats["warnings"]}
+    return {
+        "found": found, "edges": edges, "audited": audited,
+        "health": stats["health"], "warnings": stats["warnings"],
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(("kind", "way"), CASES, ids=[f"{k}-{w}" for k, w in CASES])
@@ -181,7 +190,8 @@ async def test_damage_is_reported_and_repaired(
     if before is not None:  # it started: what it does not serve is reported, never "ok"
         lost = set(written.ids) - before["found"]
         missing_edges = {e for e in every_edge - before["edges"] if set(e) <= before["found"]}
-        if lost or missing_edges:
+        unaudited = set(written.ids) - before["audited"]
+        if lost or missing_edges or unaudited:
             assert any(state != "ok" for state in before["health"].values()), before
         text = " ".join(before["warnings"])
         assert all(memory_id in text for memory_id in lost), (lost, before["warnings"])
@@ -208,6 +218,7 @@ async def test_damage_is_reported_and_repaired(
     # unrecoverable ones, with their edges, until they are written off (--accept-loss).
     assert after["edges"] >= {e for e in every_edge if set(e) <= served}, outcome
     assert all(set(e) <= served | unrecoverable for e in after["edges"]), outcome
+    assert after["audited"] >= served, after  # each has its history, or one rebuilt from its record
     assert after["health"]["graph"] == "ok" and after["health"]["vectors"] == "ok", after
     if unrecoverable:
         assert after["health"]["stores"] == "degraded", after
