@@ -31,7 +31,7 @@ from memory_service.core.errors import MemoryServiceError, ServiceUnavailableErr
 from memory_service.core.models import utcnow
 from memory_service.core.ports import ComponentHealth
 from memory_service.core.records import MEMORIES, Stores
-from memory_service.core.services.cross_check import StoreGaps, cross_check
+from memory_service.core.services.cross_check import StoreGaps, counts, cross_check
 from memory_service.settings import Settings
 from memory_service.stores import local_salvage
 from memory_service.stores.graph_salvage import GraphRepair, graph_path
@@ -167,7 +167,8 @@ class StorePresence:
     def check_records(self, stores: Stores, *, full: bool = False) -> StoreGaps:
         """Once crash recovery ran: the stores compared (core/services/cross_check.py), id by id
         after an unclean stop. Raises (or clears) the alarms of missing records and lost audit."""
-        gaps = cross_check(stores, full=full or bool(self._data.get("running")))
+        stopped = self._data.get("stopped_counts") if self._data.get("stopped_at") else None
+        gaps = cross_check(stores, full=full or bool(self._data.get("running")), recorded=stopped)
         if gaps.missing_records:
             ids = gaps.missing_records
             more = f" and {len(ids) - _LISTED} more" if len(ids) > _LISTED else ""
@@ -219,6 +220,7 @@ class StorePresence:
         self._data["recorded_at"] = _now()
         self._data["running"] = True  # until record_stop: a start that finds it set follows a crash
         self._data.pop("stopped_at", None)
+        self._data.pop("stopped_counts", None)
         self.save()
 
     def record_stop(self) -> None:
@@ -226,15 +228,15 @@ class StorePresence:
         if self._stores is None:
             return
         try:
-            count = self._stores.vectors.count(MEMORIES)
-            rows = self._stores.audit.count()
+            now = counts(self._stores)
         except MemoryServiceError as exc:
             logger.warning("store record not updated at stop: %s", exc.message)
             return
         stores = self._data.setdefault("stores", {})
-        stores[MEMORIES] = {"count": count}
+        stores[MEMORIES] = {"count": now["memories"]}
         if "local_db" in stores:
-            stores["local_db"]["audit_rows"] = rows
+            stores["local_db"]["audit_rows"] = now["audit_rows"]
+        self._data["stopped_counts"] = now
         self._data["running"] = False
         self._data["stopped_at"] = _now()
         self.save()
