@@ -1,11 +1,13 @@
 """memory-cli repair: bring a damaged data directory back from its memory records.
 
-Run with the server stopped. It moves a graph that will not open aside (never deletes it: it
-holds the only copy of relationships given at memory_add), salvages what the main graph file
-holds, rebuilds the Memory nodes and derivable relationships and the context vectors from the
-records (normalize's repair phase), puts back the graph changes that gave up meanwhile, and
-acknowledges the store alarms health reports. ``--accept-empty`` is the explicit consent to start
-without the memories collection when it is gone and no backup is to be restored.
+Run with the server stopped. It moves damaged vector files and a graph that will not open aside
+(never deletes them), salvages what the main graph file holds, rebuilds the Memory nodes and
+derivable relationships and the context vectors from the records (normalize's repair phase), the
+edges memories were created with from the audit log, puts back the graph changes that gave up
+meanwhile, and acknowledges the store alarms health reports. Memories no surviving store holds
+are named and the exit code is 1. ``--accept-empty`` is the explicit consent to start without the
+memories collection when it is gone and no backup is to be restored; ``--accept-loss`` writes off
+the memories that cannot be recovered.
 """
 
 from __future__ import annotations

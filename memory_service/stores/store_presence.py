@@ -2,16 +2,22 @@
 
 Why: every engine creates what is missing when it opens, so a removed vector collection, graph
 or ``local.sqlite3`` used to come back empty without a word (issue 12). The record is written at
-every start once the stores are open: what exists and how many memories there were. At the next
-start, what the record says existed but is gone is a loss:
+every start once the stores are open (what exists, how many memories and audit events, and a
+"running" mark) and again at a clean stop (the counts then, the mark cleared): a start that finds
+the mark follows a crash. At the next start, what the record says existed but is gone is a loss:
 
 * the memories collection (the primary store): the server refuses to start (``SVC_STORE_MISSING``)
   until a backup is restored or ``memory-cli repair --accept-empty`` records the consent;
 * the graph (derived): recreated empty, with an alarm until ``memory-cli repair`` rebuilds it;
 * ``local.sqlite3`` (audit log, graph-sync queue, index state): recreated empty, with an alarm
-  until ``memory-cli repair`` re-derives what it can and acknowledges the loss;
+  until ``memory-cli repair`` re-derives what it can and acknowledges the loss; a damaged one
+  (emptied, cut, overwritten) is moved aside first and treated the same (:mod:`.local_salvage`);
 * the code collections (derived): the index state is cleared, so the next index run is a full one,
   with an alarm until code is indexed again.
+
+Then the stores are compared against each other (core/services/cross_check.py): memories the
+audit log or the graph know of without a record are named by id; active records without their
+graph node and records without audit history are alarms too.
 
 Alarms are kept in the record, so they survive restarts; health reports them as the ``stores``
 component. A directory without a record (new, or written by an older version) starts normally.

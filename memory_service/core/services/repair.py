@@ -1,11 +1,13 @@
-"""``memory-cli repair``: rebuild the derived stores from the memory records after damage.
+"""``memory-cli repair``: rebuild the derived stores from the surviving ones after damage.
 
 The graph (Memory nodes and the relationships the records describe) and the thread-context
 vectors are derived from the records; normalize's repair phase already knows how to restore them
 (:mod:`.normalize_repair`), so this runs a normalize job with only that phase, after putting back
 in the queue the graph changes that gave up while the graph was unusable (dead letters: the
 relationships given at ``memory_add``, which no record describes). The code index is derived from
-the source files: it is reported, and rebuilt by indexing again.
+the source files: it is reported, and rebuilt by indexing again. The edges memories were created
+with are put back from their audit ``create`` events (:mod:`..audit_edges`), and a record the audit
+log has no event of gets one from the record.
 
 Moving a damaged graph aside happens before the stores open (stores/graph_salvage.py); this
 service works on whatever graph opened.
