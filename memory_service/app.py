@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from memory_service import __version__
 from memory_service.core import code_records, sanitize
-from memory_service.core.errors import MemoryServiceError
+from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError
 from memory_service.core.jobs import JobManager
 from memory_service.core.models import Scope
 from memory_service.core.ports import ComponentHealth
-from memory_service.core.records import MEMORIES, Stores, memories_collection
+from memory_service.core.records import MEMORIES, Stores
 from memory_service.core.scopes import CallerScope, ProjectOrigin
 from memory_service.core.services.archive import ArchiveService
 from memory_service.core.services.audit_query import AuditQueryService
@@ -55,7 +55,7 @@ from memory_service.core.telemetry import Telemetry
 from memory_service.core.write_gate import WriteGate
 from memory_service.resident import trim_heap
 from memory_service.settings import Settings, head_branch
-from memory_service.stores import graph_salvage
+from memory_service.stores import graph_salvage, vector_salvage
 from memory_service.stores.factory import build_stores
 from memory_service.stores.local_db import DB_FILENAME
 from memory_service.stores.owner_lock import OwnerLock
@@ -138,6 +138,8 @@ class Services:
             self._housekeeper.stop()
         with contextlib.suppress(MemoryServiceError):  # left queued; the next start retries it
             self.sync.drain()
+        if self.presence is not None:
+            self.presence.record_stop()  # what a refusal at the next start names
         self.stores.close()
 
 
@@ -171,6 +173,8 @@ def open_services(
         presence.check_files(accept_empty=accept_empty)
         if repair and settings.graph.backend == "embedded":
             presence.graph_repair = graph_salvage.prepare(settings)  # moves a damaged graph aside
+        if repair:
+            presence.vector_repair = vector_salvage.prepare(settings)  # and damaged vector files
         stores = build_stores(settings)
     except BaseException:
         lock.release()
@@ -180,11 +184,10 @@ def open_services(
 
         stores = instrument(stores, metrics)
     stores.embedder.start()  # type: ignore[attr-defined]
-    stores.vectors.ensure_collection(memories_collection(settings.embedding.dim))
-    for name in code_records.CODE_COLLECTIONS:
-        stores.vectors.ensure_collection(code_records.code_collection(name, settings.embedding.dim))
     try:
-        presence.check_vectors(stores, accept_empty=accept_empty)
+        _open_collections(stores, settings.embedding.dim)
+        moved = bool(presence.vector_repair and presence.vector_repair.moved)
+        presence.check_vectors(stores, accept_empty=accept_empty or moved)
     except BaseException:
         stores.embedder.wait_ready(timeout=10)
         stores.close()
@@ -293,13 +296,32 @@ def open_services(
         gate=gate,
     )
     writer.drain_quietly()
-    presence.check_graph(stores, sync.pending().get("pending", 0))
+    gaps = presence.check_records(stores, full=repair)
+    presence.check_graph(sync.pending().get("pending", 0), gaps)
     presence.record(stores)
     services.presence = presence
     if housekeeping:
         services._housekeeper = Housekeeper(services, EmbeddingRefresher(stores, writer, memory.locks))
         services._housekeeper.start()
     return services
+
+
+def _open_collections(stores: Stores, dim: int) -> None:
+    """Load (or create) the collections; one that does not load is damaged: say what to do."""
+    for spec in vector_salvage.collection_specs(dim):
+        try:
+            stores.vectors.ensure_collection(spec)
+        except ServiceUnavailableError as exc:
+            if graph_salvage.permission_problem(exc):
+                raise
+            raise ServiceUnavailableError(
+                f"The vector collection '{spec.name}' does not load: {exc.message}",
+                code="SVC_STORE_DAMAGED",
+                details=exc.details,
+                suggestion="Stop the server and run `memory-cli repair`: it moves the damaged files "
+                "aside (never deletes them), loads what is left and reports any memory it cannot "
+                "recover, by id; or restore the data directory from a backup (memory-cli restore).",
+            ) from exc
 
 
 def caller_scope(settings: Settings) -> CallerScope:

@@ -513,6 +513,15 @@ class AuditLog(Protocol):
         match in all (``before_seq`` aside)."""
         ...
 
+    def memory_ids(self) -> set[str]:
+        """Every memory the log has an event of, less those a ``record_lost`` event wrote off:
+        each should have a record (deleted ones keep theirs)."""
+        ...
+
+    def created_with_edges(self) -> builtins.list[tuple[str, dict[str, Any]]]:
+        """(memory id, details) of each ``create`` event that lists the memory's edges."""
+        ...
+
     def close(self) -> None: ...
 
 

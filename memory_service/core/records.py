@@ -24,6 +24,9 @@ from memory_service.core.ttl import EXPIRES_FIELD, expires_ts
 
 MEMORIES = "memories"
 MEMORY_LABEL = "Memory"
+# The audit operation that writes off a memory whose record was lost and could not be recovered
+# (``memory-cli repair --accept-loss``): the stores' cross-check stops reporting it.
+RECORD_LOST = "record_lost"
 # A counter in the cache that every memory write bumps: cached search results carry the value
 # they were computed at, so a write anywhere (any process sharing the cache) invalidates them.
 WRITE_GENERATION = ("memory", "write_generation")

@@ -19,6 +19,7 @@ from typing import Any
 
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import AuditEvent, AuditQuery, ComponentHealth
+from memory_service.core.records import RECORD_LOST
 from memory_service.stores.local_db import LocalDB, _chunks, _marks, _Store
 from memory_service.stores.local_queue import LocalQueue
 
@@ -193,6 +194,23 @@ class LocalAuditLog(_Store):
                 (*page_args, q.limit),
             ).fetchall()
         return [_event(r) for r in rows], total
+
+    def memory_ids(self) -> set[str]:
+        with self._db.cursor("audit.memory_ids") as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT entity_id FROM audit WHERE entity_type = 'memory'"
+                " EXCEPT SELECT entity_id FROM audit WHERE operation = ? AND entity_type = 'memory'",
+                (RECORD_LOST,),
+            ).fetchall()
+        return {str(r[0]) for r in rows}
+
+    def created_with_edges(self) -> builtins.list[tuple[str, dict[str, Any]]]:
+        with self._db.cursor("audit.created_with_edges") as conn:
+            rows = conn.execute(
+                "SELECT entity_id, details FROM audit WHERE operation = 'create'"
+                " AND entity_type = 'memory' AND details LIKE '%\"edges\"%' ORDER BY seq"
+            ).fetchall()
+        return [(str(r[0]), json.loads(r[1])) for r in rows]
 
 
 _EVENT_COLUMNS = "operation, entity_type, entity_id, actor, details, timestamp"

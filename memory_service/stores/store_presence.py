@@ -2,16 +2,22 @@
 
 Why: every engine creates what is missing when it opens, so a removed vector collection, graph
 or ``local.sqlite3`` used to come back empty without a word (issue 12). The record is written at
-every start once the stores are open: what exists and how many memories there were. At the next
-start, what the record says existed but is gone is a loss:
+every start once the stores are open (what exists, how many memories and audit events, and a
+"running" mark) and again at a clean stop (the counts then, the mark cleared): a start that finds
+the mark follows a crash. At the next start, what the record says existed but is gone is a loss:
 
 * the memories collection (the primary store): the server refuses to start (``SVC_STORE_MISSING``)
   until a backup is restored or ``memory-cli repair --accept-empty`` records the consent;
 * the graph (derived): recreated empty, with an alarm until ``memory-cli repair`` rebuilds it;
 * ``local.sqlite3`` (audit log, graph-sync queue, index state): recreated empty, with an alarm
-  until ``memory-cli repair`` re-derives what it can and acknowledges the loss;
+  until ``memory-cli repair`` re-derives what it can and acknowledges the loss; a damaged one
+  (emptied, cut, overwritten) is moved aside first and treated the same (:mod:`.local_salvage`);
 * the code collections (derived): the index state is cleared, so the next index run is a full one,
   with an alarm until code is indexed again.
+
+Then the stores are compared against each other (core/services/cross_check.py): memories the
+audit log or the graph know of without a record are named by id; active records without their
+graph node and records without audit history are alarms too.
 
 Alarms are kept in the record, so they survive restarts; health reports them as the ``stores``
 component. A directory without a record (new, or written by an older version) starts normally.
@@ -29,15 +35,20 @@ from typing import Any
 from memory_service.core import code_records
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError
 from memory_service.core.models import utcnow
-from memory_service.core.ports import ComponentHealth, PayloadFilter
-from memory_service.core.records import MEMORIES, MEMORY_LABEL, Stores
+from memory_service.core.ports import ComponentHealth
+from memory_service.core.records import MEMORIES, Stores
+from memory_service.core.services.cross_check import StoreGaps, counts, cross_check
 from memory_service.settings import Settings
+from memory_service.stores import local_salvage
 from memory_service.stores.graph_salvage import GraphRepair, graph_path
 from memory_service.stores.local_db import DB_FILENAME
+from memory_service.stores.vector_salvage import VectorRepair
 
 logger = logging.getLogger(__name__)
 RECORD_FILENAME = "stores.json"
 GRAPH_LOST, LOCAL_DB_LOST, CODE_INDEX_LOST = "graph_lost", "local_db_lost", "code_index_lost"
+MEMORIES_MISSING, AUDIT_LOST = "memories_missing", "audit_lost"
+_LISTED = 20  # ids named in an alarm's message (all of them are in its ``ids``)
 REPAIR = "Stop the server and run `memory-cli repair`"
 
 
@@ -50,6 +61,7 @@ class StorePresence:
         self._data: dict[str, Any] = self._load()
         self._stores: Stores | None = None
         self.graph_repair: GraphRepair | None = None  # what memory-cli repair did to the graph files
+        self.vector_repair: VectorRepair | None = None  # and to the vector files
 
     def _load(self) -> dict[str, Any]:
         try:
@@ -73,10 +85,11 @@ class StorePresence:
     def alarms(self) -> dict[str, dict[str, str]]:
         return dict(self._data.get("alarms", {}))
 
-    def raise_alarm(self, key: str, store: str, message: str, suggestion: str) -> None:
+    def raise_alarm(self, key: str, store: str, message: str, suggestion: str, **extra: Any) -> None:
         logger.error("%s. %s", message, suggestion)
         alarms = self._data.setdefault("alarms", {})
-        alarms[key] = {"store": store, "message": message, "suggestion": suggestion, "since": _now()}
+        since = alarms.get(key, {}).get("since") or _now()
+        alarms[key] = {"store": store, "message": message, "suggestion": suggestion, "since": since, **extra}
 
     def clear(self, keys: Iterable[str]) -> list[str]:
         alarms = self._data.setdefault("alarms", {})
@@ -95,30 +108,36 @@ class StorePresence:
             and not shard.exists()
         ):
             raise self._memories_missing(f"{data_dir / 'vectors' / MEMORIES} is gone")
-        if self.seen("local_db") and not (data_dir / DB_FILENAME).exists():
+        db = data_dir / DB_FILENAME
+        why = "was missing at start-up" if not db.exists() else None
+        if why is None and self.seen("local_db") and (damage := local_salvage.damage(db)) is not None:
+            why = f"{damage}; it was moved to {local_salvage.move_aside(db)}"
+        if self.seen("local_db") and why is not None:
             self.raise_alarm(
                 LOCAL_DB_LOST, "local_db",
-                f"{DB_FILENAME} was missing at start-up and was recreated empty: the audit log history, "
+                f"{DB_FILENAME} {why} and was recreated empty: the audit log history, "
                 "graph changes still queued and the code index state are lost",
                 f"{REPAIR} (it restores graph nodes the lost queue held and acknowledges the loss), then "
                 "index the code again; or restore the data directory from a backup.",
             )  # fmt: skip
         if self.seen("graph") and settings.graph.backend == "embedded" and not graph_path(settings).exists():
-            self._graph_lost(f"the graph database {graph_path(settings)} was missing at start-up")
+            path = graph_path(settings)
+            self._graph_lost(f"the graph database {path} was missing at start-up and was recreated empty")
 
     def _graph_lost(self, why: str) -> None:
         self.raise_alarm(
             GRAPH_LOST, "graph",
-            f"{why}: the graph was recreated empty, so the relationships of existing memories are "
-            "missing (get_related, traces and ranking by links see none)",
+            f"{why}: the relationships of those memories are missing from the graph (get_related, "
+            "traces and ranking by links see none)",
             f"{REPAIR}: it rebuilds the Memory nodes and every relationship the records describe.",
         )  # fmt: skip
 
     def _memories_missing(self, why: str) -> ServiceUnavailableError:
         recorded = (self._seen(MEMORIES) or {}).get("count", 0)
+        when = "when it was last stopped" if self._data.get("stopped_at") else "at its last start"
         return ServiceUnavailableError(
             f"The memories vector collection, the primary store of memory records, is missing: {why} "
-            f"(this data directory held {recorded} memories at its last start). "
+            f"(this data directory held {recorded} memories {when}). "
             "The server does not start empty in its place",
             code="SVC_STORE_MISSING",
             details={"store": MEMORIES, "data_dir": str(self._settings.resolved_data_dir),
@@ -145,17 +164,45 @@ class StorePresence:
                 "was cleared so that every file is indexed.",
             )  # fmt: skip
 
-    def check_graph(self, stores: Stores, pending: int) -> None:
-        """After the outbox drained: memories exist but the graph holds no Memory node."""
-        if pending or GRAPH_LOST in self.alarms:
+    def check_graph(self, pending: int, gaps: StoreGaps) -> None:
+        """After the outbox drained: active memories without their graph node."""
+        if pending or GRAPH_LOST in self.alarms or not gaps.graph_readable or not gaps.nodes_missing:
             return
-        try:
-            active = stores.vectors.count(MEMORIES, PayloadFilter(equals={"status": "active"}))
-            nodes = stores.graph.count_nodes_by_label().get(MEMORY_LABEL, 0) if active else 0
-        except MemoryServiceError:  # unavailable (damaged or down): its own health says why
-            return
-        if active and not nodes:
-            self._graph_lost(f"the graph holds no Memory node for the {active} memories")
+        self._graph_lost(f"the graph holds no Memory node for {gaps.nodes_missing} active memories")
+
+    def check_records(self, stores: Stores, *, full: bool = False) -> StoreGaps:
+        """Once crash recovery ran: the stores compared (core/services/cross_check.py), id by id
+        after an unclean stop. Raises (or clears) the alarms of missing records and lost audit."""
+        stopped = self._data.get("stopped_counts") if self._data.get("stopped_at") else None
+        gaps = cross_check(stores, full=full or bool(self._data.get("running")), recorded=stopped)
+        if gaps.missing_records:
+            ids = gaps.missing_records
+            more = f" and {len(ids) - _LISTED} more" if len(ids) > _LISTED else ""
+            named = ", ".join(ids[:_LISTED]) + more
+            self.raise_alarm(
+                MEMORIES_MISSING, MEMORIES,
+                f"{len(ids)} memories known to the audit log or the graph have no record in the vector "
+                f"store (memory_get answers NF_MEMORY): {named}",
+                "No other store holds their content. Stop the server and restore the data directory "
+                "from a backup (memory-cli restore); `memory-cli repair` first sets damaged vector files "
+                "aside and reports them; `memory-cli repair --accept-loss` writes them off (audited).",
+                ids=ids,
+            )  # fmt: skip
+        elif gaps.compared_ids:
+            self.clear([MEMORIES_MISSING])
+        recorded = (self._seen("local_db") or {}).get("audit_rows", 0)
+        rows = stores.audit.count()
+        if rows < recorded or gaps.unaudited:
+            lost = f"{gaps.unaudited} memories have no event in the audit log"
+            if rows < recorded:
+                lost = f"the audit log holds {rows} events where it held {recorded}"
+            self.raise_alarm(
+                AUDIT_LOST, "local_db",
+                f"{lost}: its history was lost",
+                "Restore the data directory from a backup to get it back; `memory-cli repair` "
+                "records an event for each memory from its record and acknowledges the loss.",
+            )  # fmt: skip
+        return gaps
 
     def _code_points(self, stores: Stores) -> int:
         return sum(stores.vectors.count(name) for name in code_records.CODE_COLLECTIONS)
@@ -172,11 +219,32 @@ class StorePresence:
             logger.warning("store record not updated: %s", exc.message)
             return
         if (data_dir / DB_FILENAME).exists():
-            seen["local_db"] = {"exists": True}
+            seen["local_db"] = {"exists": True, "audit_rows": stores.audit.count()}
         if self._settings.graph.backend == "embedded" and graph_path(self._settings).exists():
             seen["graph"] = {"exists": True}
         self._data["stores"] = seen
         self._data["recorded_at"] = _now()
+        self._data["running"] = True  # until record_stop: a start that finds it set follows a crash
+        self._data.pop("stopped_at", None)
+        self._data.pop("stopped_counts", None)
+        self.save()
+
+    def record_stop(self) -> None:
+        """At a clean stop: the counts as they are now (a refusal names what was lost)."""
+        if self._stores is None:
+            return
+        try:
+            now = counts(self._stores)
+        except MemoryServiceError as exc:
+            logger.warning("store record not updated at stop: %s", exc.message)
+            return
+        stores = self._data.setdefault("stores", {})
+        stores[MEMORIES] = {"count": now["memories"]}
+        if "local_db" in stores:
+            stores["local_db"]["audit_rows"] = now["audit_rows"]
+        self._data["stopped_counts"] = now
+        self._data["running"] = False
+        self._data["stopped_at"] = _now()
         self.save()
 
     def save(self) -> None:

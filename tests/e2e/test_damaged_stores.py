@@ -273,6 +273,18 @@ async def test_removed_memories_collection_refuses_an_empty_start(copy: tuple[Pa
         assert stats["memories"]["total"] == 0 and stats["health"]["stores"] == "ok", stats
 
 
+async def test_refusal_names_the_memories_held_at_the_last_stop(copy: tuple[Path, dict[str, str]]) -> None:
+    root, _ = copy
+    async with _server(root) as client:  # 3 memories at this start; 5 when it stops
+        await _add(client, "session", "Written after the last start, before a clean stop.")
+        await _add(client, "session", "And another one, so the counts differ.")
+    shutil.rmtree(root / "data" / "vectors" / "memories")
+    health = _cli("health", "--json", root=root)
+    assert health.returncode == 1, health.stdout + health.stderr
+    text = " ".join(health.stderr.split())  # rich wraps the line
+    assert "held 5 memories when it was last stopped" in text, health.stderr
+
+
 async def test_removed_code_collections_are_reported_and_reindexed(copy: tuple[Path, dict[str, str]]) -> None:
     root, ids = copy
     for name in ("functions", "classes"):

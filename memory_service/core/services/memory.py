@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from memory_service.core import actor, ttl
+from memory_service.core.audit_edges import edge_ref
 from memory_service.core.dedupe import dedupe_key
 from memory_service.core.errors import (
     MemoryServiceError,
@@ -170,7 +171,7 @@ class MemoryService:
             earlier = self._writer.write(
                 [record],
                 graph_ops=self._graph_ops([record], new.edges),
-                audit=[self._audit("create", record, _redacted(new.redacted))],
+                audit=[self._audit("create", record, _created(new))],
                 vectors=vectors,
                 answer=out,
             )
@@ -208,7 +209,7 @@ class MemoryService:
                     taken[key] = new.record.id
                 records.append(new.record)
                 edges.extend(new.edges)
-                audit.append(self._audit("create", new.record, _redacted(new.redacted)))
+                audit.append(self._audit("create", new.record, _created(new)))
             out = MemoryBulkAddOutput(
                 created=len(records), memory_ids=[r.id for r in records], errors=errors, skipped=skipped
             )
@@ -491,6 +492,15 @@ class MemoryService:
         details = {"type": record.type, "content_hash": record.content_hash, "version": record.version}
         details["scope"] = record.scope.model_dump(exclude_none=True)
         return AuditEvent(operation, "memory", record.id, self._actor, {**details, **(extra or {})})
+
+
+def _created(new: NewRecord) -> dict[str, Any]:
+    """A create event's details: what was masked, and the edges the memory was stored with (the
+    graph's only other copy of the explicit ones: ``memory-cli repair`` rebuilds them from here)."""
+    details = _redacted(new.redacted)
+    if new.edges:
+        details["edges"] = [edge_ref(e) for e in new.edges]
+    return details
 
 
 @dataclass

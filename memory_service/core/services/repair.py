@@ -1,11 +1,13 @@
-"""``memory-cli repair``: rebuild the derived stores from the memory records after damage.
+"""``memory-cli repair``: rebuild the derived stores from the surviving ones after damage.
 
 The graph (Memory nodes and the relationships the records describe) and the thread-context
 vectors are derived from the records; normalize's repair phase already knows how to restore them
 (:mod:`.normalize_repair`), so this runs a normalize job with only that phase, after putting back
 in the queue the graph changes that gave up while the graph was unusable (dead letters: the
 relationships given at ``memory_add``, which no record describes). The code index is derived from
-the source files: it is reported, and rebuilt by indexing again.
+the source files: it is reported, and rebuilt by indexing again. The edges memories were created
+with are put back from their audit ``create`` events (:mod:`..audit_edges`), and a record the audit
+log has no event of gets one from the record.
 
 Moving a damaged graph aside happens before the stores open (stores/graph_salvage.py); this
 service works on whatever graph opened.
@@ -17,12 +19,13 @@ from collections.abc import Callable
 from typing import Any
 
 from memory_service.core import code_records
+from memory_service.core.audit_edges import created_edges
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.jobs import JobManager, JobState
 from memory_service.core.normalize_schemas import NormalizeMemoryInput, NormalizeOptions
 from memory_service.core.ports import AuditEvent
 from memory_service.core.records import GRAPH_SYNC_TOPIC, MEMORIES, MEMORY_LABEL, Stores
-from memory_service.core.services.graph_sync import GraphSync
+from memory_service.core.services.graph_sync import GraphSync, op_upsert_edges
 from memory_service.core.services.normalize import NormalizeService
 
 REPAIR_ONLY = NormalizeOptions(
@@ -62,12 +65,16 @@ class RepairService:
         state = self._jobs.get(started.job_id)
         assert state is not None
         stats = state.stats
+        edges_restored = self._edges_from_audit() if state.status == "completed" else 0
+        audit_restored = self._audit_from_records() if state.status == "completed" else 0
         outcome: dict[str, Any] = {
             "status": state.status,
             "error": state.error,
             "dead_graph_changes_replayed": replayed,
             "queued_graph_changes_applied": applied,
             "graph_nodes_repaired": stats.get("graph_nodes_repaired", 0),
+            "graph_edges_restored_from_audit": edges_restored,
+            "audit_events_restored": audit_restored,
             "context_vectors_repaired": stats.get("context_vectors_repaired", 0),
             "content_hashes_fixed": stats.get("content_hashes_fixed", 0),
             "warnings": list(stats.get("warnings", [])),
@@ -79,6 +86,51 @@ class RepairService:
             details = {k: v for k, v in outcome.items() if isinstance(v, int) and v}
             self._stores.audit.append([AuditEvent("repair", "job", state.job_id, self._actor, details)])
         return outcome
+
+    def _edges_from_audit(self) -> int:
+        """Put back the edges memories were created with (their create events keep them: the graph
+        was their only other copy) between records that are still active; returns how many edges
+        the graph gained. Upserting an edge that exists changes nothing."""
+        wanted = [
+            edge
+            for memory_id, details in self._stores.audit.created_with_edges()
+            for edge in created_edges(memory_id, details)
+            if edge.target_label == MEMORY_LABEL  # code nodes come back with indexing
+        ]
+        if not wanted:
+            return 0
+        ids = sorted({e.source_id for e in wanted} | {e.target_id for e in wanted})
+        active = {
+            p.id
+            for start in range(0, len(ids), 256)
+            for p in self._stores.vectors.retrieve(MEMORIES, ids[start : start + 256])
+            if p.payload.get("status") == "active"
+        }
+        edges = [e for e in wanted if e.source_id in active and e.target_id in active]
+        before = sum(self._stores.graph.count_edges_by_type().values())
+        for start in range(0, len(edges), 500):
+            self._sync.enqueue([op_upsert_edges(edges[start : start + 500])])
+        self._sync.drain()
+        return max(0, sum(self._stores.graph.count_edges_by_type().values()) - before)
+
+    def _audit_from_records(self) -> int:
+        """One ``audit_restored`` event, from its record, for each memory the audit log has no
+        event of (the log lost its history); returns how many."""
+        audited = self._stores.audit.memory_ids()
+        events: list[AuditEvent] = []
+        offset: str | None = None
+        while True:
+            points, offset = self._stores.vectors.scroll(MEMORIES, None, limit=256, offset=offset)
+            events += [
+                AuditEvent("audit_restored", "memory", p.id, self._actor, _restored(p.payload))
+                for p in points
+                if p.id not in audited
+            ]
+            if offset is None:
+                break
+        for start in range(0, len(events), 500):
+            self._stores.audit.append(events[start : start + 500])
+        return len(events)
 
     def _graph_counts(self) -> dict[str, int]:
         nodes = self._stores.graph.count_nodes_by_label()
@@ -115,3 +167,10 @@ class RepairService:
             "roots": roots,
             "hint": hint,
         }
+
+
+def _restored(payload: dict[str, Any]) -> dict[str, Any]:
+    keys = ("type", "status", "content_hash", "version", "created_at", "updated_at")
+    details = {k: payload[k] for k in keys if k in payload}
+    details["note"] = "the audit log had lost this memory's history; recorded from the record by repair"
+    return details

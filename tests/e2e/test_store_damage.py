@@ -1,0 +1,243 @@
+"""Damage never loses acknowledged data silently: 24 kinds of damage, each detected and repaired.
+
+The kinds: {deleted, emptied, truncated to half, zeroed (the first MiB)} x {the memories vector
+collection's segment (``segment.json``), its WAL (every file of ``wal/``), the graph file
+(``graph``), its WAL (``graph.wal``), ``local.sqlite3``, its WAL (``local.sqlite3-wal``)}. A
+read-only file is a permission problem, not damage: ``test_damaged_stores.py`` covers it.
+
+One data directory is written once through a real MCP server process (``python -m
+memory_service`` over stdio): memories with explicit relationships, a clean stop (so every main
+file holds data), more memories and relationships, then kill -9 (so every WAL holds the rest).
+Each case damages a copy of it, then checks, as a user would see it through an MCP client:
+
+* before repair: either the server refuses to start and says to run ``memory-cli repair``, or
+  every acknowledged memory, relationship and audit history it does not serve is reported (health
+  not ok, the lost memories named by id);
+* ``memory-cli repair`` (the CLI, as run by hand) exits 0 having brought everything back, or exits
+  1 naming the memories no surviving store holds; nothing damaged is deleted;
+* after repair: every acknowledged memory is served except those named, with an audit history,
+  every relationship between served memories is back, and health names exactly what is still
+  missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from memory_service.server import build_server
+from tests.conftest import NOT_APPLICABLE, PROFILE, REPO, require_model, server_env
+from tests.e2e.conftest import call_ok, make_settings
+from tests.e2e.crash_client import StdioServer
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.e2e,
+    pytest.mark.skipif(PROFILE == "server", reason=f"{NOT_APPLICABLE} damages the embedded engines' files"),
+]
+
+WAYS = ("deleted", "emptied", "truncated", "zeroed")
+FILES = ("vectors", "vectors-wal", "graph", "graph-wal", "sqlite", "sqlite-wal")
+CASES = [(f, w) for f in FILES for w in WAYS]
+
+
+class Written:
+    """What the MCP server acknowledged: memory ids, and (source, target) RELATES_TO edges."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.edges: list[tuple[str, str]] = []
+
+    def add(self, server: StdioServer, n: int) -> None:
+        for _ in range(n):
+            targets = self.ids[-3:]
+            body = {
+                "type": "session",
+                "content": f"Damage drill memory {len(self.ids)}: topic {len(self.ids) * 7} was settled.",
+                "relationships": [{"type": "RELATES_TO", "target_id": t} for t in targets],
+            }
+            memory_id = str(server.call("memory_add", body)["memory_id"])
+            self.ids.append(memory_id)
+            self.edges += [(memory_id, t) for t in targets]
+
+
+def _env(root: Path) -> dict[str, str]:
+    env = server_env(root / "data", model=require_model())
+    # The same project and root as make_settings(root): the in-process servers see the same scope.
+    return {
+        **env,
+        "MEMORY_DAEMON__ENABLED": "false",
+        "MEMORY_PROJECT": "test",
+        "MEMORY_PROJECT_ROOT": str(root),
+    }
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Written]:
+    root = tmp_path_factory.mktemp("template")
+    env, log, written = _env(root), root / "server.log", Written()
+    first = StdioServer(env, log)
+    written.add(first, 3)
+    assert first.proc.stdin is not None
+    first.proc.stdin.close()  # a clean stop: the engines checkpoint into their main files
+    assert first.proc.wait(timeout=120) == 0, log.read_text()
+    first.close()
+    second = StdioServer(env, log)
+    written.add(second, 3)
+    second.close()  # kill -9: what came since the clean stop is in the WALs only
+    return root, written
+
+
+def _copy(template: Path, dest: Path) -> Path:
+    # cp keeps the engines' preallocated files sparse (shutil would write them out in full).
+    subprocess.run(["cp", "-a", "--sparse=always", str(template / "data"), str(dest / "data")], check=True)
+    return dest
+
+
+def _targets(data: Path, kind: str) -> list[Path]:
+    if kind == "vectors":
+        segments = sorted((data / "vectors" / "memories" / "segments").iterdir())
+        return [s / "segment.json" for s in segments]
+    if kind == "vectors-wal":
+        return sorted(p for p in (data / "vectors" / "memories" / "wal").iterdir() if p.is_file())
+    name = {"graph": "graph", "graph-wal": "graph.wal", "sqlite": "local.sqlite3"}.get(
+        kind, "local.sqlite3-wal"
+    )
+    return [data / name]
+
+
+def _damage(data: Path, kind: str, way: str) -> None:
+    files = _targets(data, kind)
+    assert files and all(f.exists() for f in files), (kind, files)
+    for file in files:
+        size = file.stat().st_size
+        if way == "deleted":
+            file.unlink()
+        elif way == "emptied":
+            file.write_bytes(b"")
+        elif way == "truncated":
+            os.truncate(file, size // 2)
+        else:
+            with open(file, "r+b") as out:
+                out.write(b"\0" * min(size, 1 << 20))
+
+
+def _repair(root: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    env = {k: v for k, v in _env(root).items() if k != "MEMORY_DAEMON__ENABLED"}
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_service.cli", "repair", "--json", *extra],
+        env=env, cwd=REPO, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    return done.returncode, dict(json.loads(done.stdout))
+
+
+async def _served(client: Client, written: Written) -> tuple[set[str], set[tuple[str, str]]]:
+    """The acknowledged memories memory_get serves, and the acknowledged edges get_related shows."""
+    found: set[str] = set()
+    for memory_id in written.ids:
+        got = await client.call_tool("memory_get", {"memory_id": memory_id})
+        if not got.is_error:
+            found.add(memory_id)
+    edges: set[tuple[str, str]] = set()
+    for memory_id in found:
+        related = await client.call_tool("get_related", {"entity_id": memory_id})
+        if related.is_error:
+            continue
+        body = json.loads(related.content[0].text)  # type: ignore[union-attr]
+        edges |= {(memory_id, r["entity_id"]) for r in body["related"] if r["relationship"] == "RELATES_TO"}
+    return found, edges & set(written.edges)
+
+
+async def _look(root: Path, written: Written) -> dict[str, Any] | None:
+    """Served memories and edges with health and warnings, or None when the server refuses to start
+    (then its reason must say what to run)."""
+    try:
+        async with Client(build_server(make_settings(root, require_model()))) as client:
+            found, edges = await _served(client, written)
+            audited = set()
+            for memory_id in written.ids:
+                history = await call_ok(client, "memory_audit", {"memory_id": memory_id})
+                if history["total"]:
+                    audited.add(memory_id)
+            stats = await call_ok(client, "memory_statistics", {})
+    except Exception as exc:  # the MCP initialize failed with the reason
+        assert "memory-cli repair" in str(exc) or "memory-cli repair" in repr(exc), exc
+        return None
+    return {
+        "found": found, "edges": edges, "audited": audited,
+        "health": stats["health"], "warnings": stats["warnings"],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "way"), CASES, ids=[f"{k}-{w}" for k, w in CASES])
+async def test_damage_is_reported_and_repaired(
+    template: tuple[Path, Written], tmp_path: Path, kind: str, way: str
+) -> None:
+    root, written = _copy(template[0], tmp_path), template[1]
+    _damage(root / "data", kind, way)
+    every_edge = set(written.edges)
+
+    before = await _look(root, written)
+    if before is not None:  # it started: what it does not serve is reported, never "ok"
+        lost = set(written.ids) - before["found"]
+        missing_edges = {e for e in every_edge - before["edges"] if set(e) <= before["found"]}
+        unaudited = set(written.ids) - before["audited"]
+        if lost or missing_edges or unaudited:
+            assert any(state != "ok" for state in before["health"].values()), before
+        text = " ".join(before["warnings"])
+        assert all(memory_id in text for memory_id in lost), (lost, before["warnings"])
+
+    code, outcome = _repair(root)
+    unrecoverable = set(outcome.get("memories_unrecoverable", []))
+    assert unrecoverable <= set(written.ids), outcome
+    if unrecoverable:
+        assert code == 1 and outcome["status"] == "incomplete", outcome
+        assert f"{len(unrecoverable)} memories could not be recovered" in outcome["error"], outcome
+    else:
+        assert code == 0 and outcome["status"] == "completed", outcome
+    if kind != "vectors" and kind != "vectors-wal":  # the records survived: nothing may be lost
+        assert not unrecoverable, outcome
+    moved = [*(outcome.get("vector_files") or {}).get("moved", [])]
+    moved += [m for m in [(outcome.get("graph_files") or {}).get("moved_to")] if m]
+    assert all(Path(m).exists() and any(Path(m).rglob("*")) for m in moved), outcome  # never deleted
+
+    after = await _look(root, written)
+    assert after is not None, "the server does not start after repair"
+    assert after["found"] == set(written.ids) - unrecoverable, (after["found"], outcome)
+    served = after["found"]
+    # Every edge between served memories is back; the graph keeps the nodes (id, title) of the
+    # unrecoverable ones, with their edges, until they are written off (--accept-loss).
+    assert after["edges"] >= {e for e in every_edge if set(e) <= served}, outcome
+    assert all(set(e) <= served | unrecoverable for e in after["edges"]), outcome
+    assert after["audited"] >= served, after  # each has its history, or one rebuilt from its record
+    assert after["health"]["graph"] == "ok" and after["health"]["vectors"] == "ok", after
+    if unrecoverable:
+        assert after["health"]["stores"] == "degraded", after
+        text = " ".join(after["warnings"])
+        assert all(memory_id in text for memory_id in unrecoverable), after["warnings"]
+    else:
+        assert after["health"]["stores"] == "ok", after
+
+
+async def test_unrecoverable_memories_can_be_written_off(
+    template: tuple[Path, Written], tmp_path: Path
+) -> None:
+    root, written = _copy(template[0], tmp_path), template[1]
+    _damage(root / "data", "vectors-wal", "zeroed")
+    code, outcome = _repair(root, "--accept-loss")
+    lost = set(outcome["memories_written_off"])
+    assert code == 0 and outcome["status"] == "completed" and lost, outcome
+    assert not outcome["memories_unrecoverable"], outcome
+    after = await _look(root, written)
+    assert after is not None and after["found"] == set(written.ids) - lost, (after, outcome)
+    assert after["health"]["stores"] == "ok", after
+    assert all(set(e) <= after["found"] for e in after["edges"]), after  # their nodes went too
