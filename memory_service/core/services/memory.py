@@ -28,7 +28,6 @@ from memory_service.core.errors import (
 from memory_service.core.models import (
     MemoryRecord,
     MemoryStatus,
-    MemoryType,
     Relationship,
     Scope,
     content_hash,
@@ -68,8 +67,9 @@ from memory_service.core.services.locks import KeyedLocks
 from memory_service.core.services.write_rules import (
     check_chain_keys_kept,
     check_governed_update,
+    check_kind_delete,
+    check_kind_update,
     check_version,
-    immutable_content,
     refuse_chain_keys,
 )
 from memory_service.core.services.writer import RecordWriter, answered
@@ -268,12 +268,11 @@ class MemoryService:
         content, redacted = scrub_text(data.content) if data.content is not None else (None, [])
         updates, meta_redacted = scrub_value(data.metadata) if data.metadata is not None else (None, [])
         redacted += meta_redacted
+        check_kind_update(record, content, updates)
         updates = check_governed_update(record, content, updates)
         changed: list[str] = []
         new = record.model_copy(deep=True)
         if content is not None and content != record.content:
-            if record.type == MemoryType.FACT:
-                raise immutable_content(record)
             new.content = content
             new.content_hash = content_hash(content)
             changed.append("content")
@@ -330,6 +329,7 @@ class MemoryService:
             return done  # a re-send: the first attempt deleted it
         record = self.load(memory_id)
         check_version(record, expected_version)
+        check_kind_delete(record)
         return self._soft_delete(record, "delete", {})
 
     def expire(self, memory_id: str) -> bool:
