@@ -53,7 +53,7 @@ from memory_service.core.schemas import (
     MemoryUpdateOutput,
     RelationshipInput,
 )
-from memory_service.core.scopes import FACETS, CallerScope, facet, fixed, resolve_write
+from memory_service.core.scopes import FACETS, CallerScope, ScopeInput, facet, fixed, resolve_write
 from memory_service.core.services.code_links import CODE_REFS, code_ref_edges
 from memory_service.core.services.graph_sync import (
     op_delete_edges_of,
@@ -374,6 +374,11 @@ class MemoryService:
         return answered(out, earlier)
 
     # ------------------------------------------------------------------ helpers
+
+    def write_scope(self, given: ScopeInput | None, memory_type: str, *, field: str) -> Scope:
+        """The scope a new memory of ``memory_type`` given ``given`` is stored with (VAL_INVALID_SCOPE
+        when malformed), as :meth:`add` resolves it."""
+        return resolve_write(given, self._scope.current(), memory_type, field=field)
 
     def _new_record(
         self, item: MemoryAddInput, prefix: str, *, dedupe: bool = True, label: str | None = None
