@@ -242,7 +242,7 @@ class FindStore:
         key = drafts[0].idempotency_key
         if key is not None and self._memory.holder_of(dedupe_key(drafts[0].memory_type, scope, {}, "", key)):
             return None  # the item's key names its memory: the keyed path governs it
-        title = drafts[0].metadata.get("title")
+        title = str(drafts[0].metadata.get("title") or "").strip()[:200]  # as derive_title keeps it
         flt = PayloadFilter(
             equals={"status": MemoryStatus.ACTIVE.value, "type": drafts[0].memory_type, "title": title}
         )
