@@ -38,6 +38,10 @@ PROJECT_WIDE_TYPES = frozenset({"user_preference", "preference"})
 _VALUE = Field(default=None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
 # Which levels a level needs: a tenant belongs to an org; the others hang off the project.
 _NEEDS = {"tenant": "org", "service": "project", "branch": "project", "sprint": "project"}
+# A tenant is named within one org: a read of a tenant across every org ('*' or null) is as
+# malformed as a write without one. (A branch across every project, {"project": "*", "branch":
+# "main"}, is a read that means something.)
+_NEEDS_NAMED = frozenset({"tenant"})
 
 
 class ScopeInput(ToolInput):
@@ -123,11 +127,16 @@ def resolve_write(given: ScopeInput | None, caller: Scope, memory_type: str, *, 
 
 
 def check_shape(values: dict[str, str | None], field: str) -> None:
-    """A tenant needs an org (seed 004's malformed-scope case); sub-levels need a project."""
+    """A tenant needs an org (seed 004's malformed-scope case), in writes and reads alike: a read's
+    org widened to every org ('*' or null) is no org; sub-levels need a project."""
     for level, parent in _NEEDS.items():
-        if values.get(level) and values.get(level) != WILDCARD and not values.get(parent):
+        value, above = values.get(level), values.get(parent)
+        if not value or value == WILDCARD:
+            continue
+        if not above or (above == WILDCARD and level in _NEEDS_NAMED):
             raise invalid_scope(
-                f"Malformed scope: '{level}' is set but '{parent}' is not",
+                f"Malformed scope: '{level}' is set but '{parent}' is not"
+                + (f" (a {level} is named within one {parent}, not '{WILDCARD}')" if above else ""),
                 f"{field}.{level}",
                 f"Give scope.{parent} too (a {level} belongs to a {parent}), or drop scope.{level}.",
                 provided={k: v for k, v in values.items() if v},

@@ -47,7 +47,10 @@ MEMORY_TOOLS = [
             "Update an existing memory's content and/or metadata. Metadata keys are merged into "
             "the existing metadata (a key set to null is removed). Changing content re-embeds the "
             "memory. Returns the fields that changed. archived=true (alone) archives the memory: "
-            "hidden from search but kept, and restored by archived=false."
+            "hidden from search but kept, and restored by archived=false. A problem, solution, "
+            "failed_tactic, fact, preference or change is an immutable record (seed 002): its "
+            "content and write-time fields (confidence, rationale, evidence_refs, problem_id, "
+            "related_memory_ids, repo_id) stay; its tags and other metadata may change."
         ),
         schema_model=MemoryUpdateInput,
         output_model=MemoryUpdateOutput,
@@ -60,7 +63,9 @@ MEMORY_TOOLS = [
         title="Delete a memory",
         description=(
             "Soft-delete a memory: it disappears from search and memory_get, its relationships "
-            "are removed from the graph (and kept on the record, so nothing is lost)."
+            "are removed from the graph (and kept on the record, so nothing is lost). A problem, "
+            "solution, failed_tactic, fact, preference or change is never deleted (seed 002's "
+            "records): archive it with memory_update archived=true."
         ),
         schema_model=MemoryDeleteInput,
         output_model=MemoryDeleteOutput,

@@ -127,7 +127,7 @@ async def _write(client: Client) -> dict[str, str]:
         },
     )
     ids["new_fact"], ids["change"] = out["new_fact_id"], out["change_id"]
-    ids["deleted"] = await add({"type": "fact", "content": "A fact that was deleted later."})
+    ids["deleted"] = await add({"type": "design", "content": "A design note that was deleted later."})
     await call_ok(client, "memory_delete", {"memory_id": ids["deleted"]})
     return ids
 

@@ -199,10 +199,10 @@ async def test_opposite_supersedes_racing_never_make_a_loop(client: Client) -> N
         assert live[0] in ids and ({a, b} - set(live)).isdisjoint(ids)
 
 
-async def test_a_supersede_racing_a_delete_does_not_bring_the_fact_back(client: Client) -> None:
+async def test_a_supersede_racing_an_archive_does_not_bring_the_fact_back(client: Client) -> None:
     n = 40
-    olds = await _facts(client, [f"Delete-race fact {i}: port {8000 + i} is open." for i in range(n)])
-    news = await _facts(client, [f"Delete-race fact {i}: port {9000 + i} is open." for i in range(n)])
+    olds = await _facts(client, [f"Archive-race fact {i}: port {8000 + i} is open." for i in range(n)])
+    news = await _facts(client, [f"Archive-race fact {i}: port {9000 + i} is open." for i in range(n)])
     change = (await call_ok(client, "memory_add", {"type": "change", "content": "Moved ports."}))["memory_id"]
     codes: list[str] = []
 
@@ -212,16 +212,16 @@ async def test_a_supersede_racing_a_delete_does_not_bring_the_fact_back(client: 
         )
         codes.append(out["error"]["code"] if out["status"] == "error" else out["status"])
 
-    async def delete(mid: str) -> None:
-        await call_ok(client, "memory_delete", {"memory_id": mid})
+    async def archive(mid: str) -> None:  # a fact is never deleted (seed 002): archiving hides it
+        await call_ok(client, "memory_update", {"memory_id": mid, "archived": True})
 
     calls: list[tuple[Any, ...]] = []
     for old, new in zip(olds, news, strict=True):
-        calls += [(supersede, old, new), (delete, old)]
+        calls += [(supersede, old, new), (archive, old)]
     random.Random(40).shuffle(calls)
     async with anyio.create_task_group() as tg:
         for fn, *args in calls:
             tg.start_soon(fn, *args)
-    assert set(codes) <= {"committed", "NF_MEMORY"}, codes  # before the delete, or refused after it
+    assert set(codes) <= {"committed", "NF_MEMORY"}, codes  # before the archive, or refused after it
     for old in olds:
-        assert (await call_error(client, "memory_get", {"memory_id": old}))["code"] == "NF_MEMORY"
+        assert (await call_ok(client, "memory_get", {"memory_id": old}))["memory"]["status"] == "archived"

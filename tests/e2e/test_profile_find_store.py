@@ -645,7 +645,7 @@ async def test_missing_kind_fields_are_refused_per_item(client: Client) -> None:
     assert errors[4]["details"]["code"] == "VAL_INVALID_SCOPE"
     assert errors[4]["fix"]["fields"] == ["items[4].scope.tenant"]
     assert (
-        errors[5]["error_code"] == "MISSING_FIELDS"
+        errors[5]["error_code"] == "INVALID_FIELDS"  # given, but not one of the nine kinds
         and "section" in errors[5]["fix"]["expected"]["items[5].kind"]
     )
     assert errors[6]["error_code"] == "MISSING_FIELDS" and errors[6]["fix"]["fields"] == ["items[6].scope"]
@@ -653,22 +653,60 @@ async def test_missing_kind_fields_are_refused_per_item(client: Client) -> None:
 
 
 async def test_store_refuses_malformed_calls_whole(client: Client) -> None:
-    malformed: list[dict[str, Any]] = [{"items": []}, {}, {"items": [{}] * 101}, {"items": "not a list"}]
-    for args in malformed:
+    """Each refusal is named for what it is: MISSING_FIELDS only when something is missing."""
+    malformed: list[tuple[dict[str, Any], str]] = [
+        ({"items": []}, "MISSING_FIELDS"),
+        ({}, "MISSING_FIELDS"),
+        ({"items": [{}] * 101}, "TOO_MANY_ITEMS"),
+        ({"items": "not a list"}, "INVALID_FIELDS"),
+        ({"items": [{}], "dry_run": True}, "UNKNOWN_FIELDS"),
+    ]
+    for args, code in malformed:
         error = seed_error(await client.call_tool("memory-store", args))
-        assert error["error_code"] == "MISSING_FIELDS", args
-        assert error["fix"]["fields"][0].startswith("items"), error
+        assert error["error_code"] == code, (args, error)
+        assert error["fix"]["fields"][0].startswith(("items", "dry_run")), error
+
+
+async def test_store_names_each_bad_item_for_what_it_is(client: Client) -> None:
+    todo = {"scope": "user", "todo_type": "doc", "text": "Document the quokka feed"}
+    out = await store(
+        client,
+        {"kind": "todo", "scope": {}, "data": {**todo, "todo_type": "chore"}},  # not in the enum
+        {"kind": "todo", "scope": {}, "data": {**todo, "text": ["not", "a", "string"]}},  # wrong type
+        {"kind": "todo", "scope": {}, "data": todo, "colour": "red"},  # not an item field
+        {"kind": "todo", "scope": {}, "data": todo, "tags": "quokka"},  # tags: a list or an object
+        {"kind": "todo", "scope": {}, "data": {"scope": "user", "todo_type": "doc"}},  # text missing
+        {"kind": "todo", "scope": {"org": None, "tenant": "quokka-eu"}, "data": todo},
+    )
+    assert out["stored"] == []
+    codes = {e["index"]: (e["error_code"], e["details"]["code"]) for e in out["errors"]}
+    assert codes == {
+        0: ("INVALID_FIELDS", "VAL_INVALID_ENUM"),
+        1: ("INVALID_FIELDS", "VAL_INVALID_FIELD_TYPE"),
+        2: ("UNKNOWN_FIELDS", "VAL_UNKNOWN_FIELD"),
+        3: ("INVALID_FIELDS", "VAL_INVALID_FIELD_TYPE"),
+        4: ("MISSING_FIELDS", "VAL_MISSING_FIELD"),
+        5: ("INVALID_SCOPE", "VAL_INVALID_SCOPE"),
+    }, out["errors"]
+    enum = out["errors"][0]
+    assert enum["fix"]["fields"] == ["items[0].data.todo_type"]
+    assert "feature" in enum["fix"]["expected"]["items[0].data.todo_type"]
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    error_code = tools["memory-store"].output_schema["properties"]["errors"]["items"]  # type: ignore[index]
+    published = set(error_code["properties"]["error_code"]["enum"])
+    assert {"MISSING_FIELDS", "INVALID_FIELDS", "UNKNOWN_FIELDS", "TOO_MANY_ITEMS", "CONFLICT"} <= published
 
 
 async def test_find_refuses_bad_inputs(client: Client) -> None:
     cases: list[tuple[dict[str, Any], str, str]] = [
         ({"query": "   "}, "MISSING_FIELDS", "query"),
         ({}, "MISSING_FIELDS", "query"),
-        ({"query": "x", "top_k": 0}, "MISSING_FIELDS", "top_k"),
-        ({"query": "x", "top_k": 101}, "MISSING_FIELDS", "top_k"),
-        ({"query": "x", "types": ["wombat"]}, "MISSING_FIELDS", "types[0]"),
-        ({"query": "x", "mode": "turbo"}, "MISSING_FIELDS", "mode"),
-        ({"query": "x", "limit": 5}, "MISSING_FIELDS", "limit"),
+        ({"query": "x", "top_k": 0}, "INVALID_FIELDS", "top_k"),
+        ({"query": "x", "top_k": 101}, "INVALID_FIELDS", "top_k"),
+        ({"query": "x", "top_k": "ten"}, "INVALID_FIELDS", "top_k"),
+        ({"query": "x", "types": ["wombat"]}, "INVALID_FIELDS", "types[0]"),
+        ({"query": "x", "mode": "turbo"}, "INVALID_FIELDS", "mode"),
+        ({"query": "x", "limit": 5}, "UNKNOWN_FIELDS", "limit"),
         ({"query": "x", "scope": {"tenant": "acme-eu"}}, "INVALID_SCOPE", "scope.tenant"),
     ]
     for args, code, field in cases:
@@ -678,7 +716,7 @@ async def test_find_refuses_bad_inputs(client: Client) -> None:
         assert error["fix"]["action"], error
     since_after_until = {"since": "2025-02-01T00:00:00Z", "until": "2025-01-01T00:00:00Z"}
     error = seed_error(await client.call_tool("memory-find", {"query": "x", "time_range": since_after_until}))
-    assert error["error_code"] == "MISSING_FIELDS" and "since" in error["human_hint"]
+    assert error["error_code"] == "INVALID_FIELDS" and "since" in error["human_hint"]
     error = seed_error(await client.call_tool("memory-find", {"query": "x", "top_k": 0}))
     assert error["fix"]["expected"] == {"top_k": {"ge": 1}}
 
@@ -687,3 +725,138 @@ async def test_answers_are_structured_and_text_alike(client: Client) -> None:
     result = await client.call_tool("memory-find", {"query": "anything at all"})
     data = payload(result)  # structured content equals the text's JSON
     assert set(data) == {"hits", "suggestions", "debug"}
+
+
+async def test_find_refuses_a_malformed_scope_as_store_does(client: Client) -> None:
+    """A tenant without an org (the seed's malformed scope): refused by both tools, however the org
+    is left out (absent, null, or widened to every org), and nothing is written."""
+    item = {
+        "kind": "issue",
+        "data": {"tracker": "t", "external_id": "NUMBAT-1", "title": "N", "status": "open"},
+    }
+    before = len(await creates(client))
+    for scope in (
+        {"tenant": "acme-eu"},
+        {"tenant": "acme-eu", "org": None},
+        {"tenant": "acme-eu", "org": "*"},
+    ):
+        refused = (await store(client, {**item, "scope": scope}))["errors"]
+        assert [e["error_code"] for e in refused] == ["INVALID_SCOPE"], (scope, refused)
+        error = seed_error(await client.call_tool("memory-find", {"query": "numbat", "scope": scope}))
+        assert error["error_code"] == "INVALID_SCOPE", (scope, error)
+        assert error["fix"]["fields"] == ["scope.tenant"] and "org" in error["human_hint"], error
+    assert len(await creates(client)) == before
+    # With its org a tenant is a scope like any other; '*' widens a tenant, which needs no org.
+    await find(client, "numbat", scope={"org": "acme", "tenant": "acme-eu"})
+    await find(client, "numbat", scope={"tenant": "*"})
+
+
+async def test_find_hits_carry_the_stale_flag(client: Client) -> None:
+    """FR-043: a runbook verified more than 90 days ago is flagged on its hit; a fresh one is not."""
+    now = datetime.now(UTC)
+    verified = {"old": now - timedelta(days=120), "fresh": now - timedelta(days=3)}
+    ids = {}
+    for name, when in verified.items():
+        out = await store(
+            client,
+            {
+                "kind": "runbook",
+                "scope": {},
+                "data": {
+                    "service": f"wallaby-{name}",
+                    "steps": [f"restart the wallaby {name} worker", "check the wallaby queue"],
+                    "last_verified_at": when.isoformat(),
+                },
+            },
+        )
+        ids[name] = out["stored"][0]["id"]
+    hits = {h["id"]: h for h in (await find(client, "restart the wallaby worker"))["hits"]}
+    assert set(ids.values()) <= set(hits)
+    stale = hits[ids["old"]]["stale"]
+    assert stale is not None and "last verified 120 days ago" in stale["reason"], stale
+    assert hits[ids["fresh"]]["stale"] is None
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    hit_schema = tools["memory-find"].output_schema["properties"]["hits"]["items"]  # type: ignore[index]
+    assert "stale" in hit_schema["properties"]
+
+
+FR_024 = {"base": 0.4, "recency": 0.3, "scope": 0.2, "citations": 0.1}
+
+
+async def test_find_ranks_by_the_fr024_formula_by_default(client: Client) -> None:
+    """The server's ranking settings are the defaults (not seed004): memory-find still scores each
+    hit as 0.4 relevance + 0.3 recency + 0.2 scope proximity + 0.1 citations, component by component
+    as memory_explain reports them; memory_search keeps the settings' weights."""
+    await store(
+        client,
+        *(
+            {
+                "kind": "section",
+                "scope": {},
+                "data": {
+                    "title": f"Platypus ledger {i}",
+                    "body_md": f"The platypus ledger closes at {i} pm.",
+                },
+            }
+            for i in (5, 6, 7)
+        ),
+    )
+    query = "platypus ledger closing time"
+    hits = (await find(client, query))["hits"]
+    assert len(hits) >= 3
+    explained = await call_ok(client, "memory_explain", {"query": query, "ids": [h["id"] for h in hits[:3]]})
+    components = {item["id"]: item["score"]["components"] for item in explained["items"]}
+    for hit in hits[:3]:
+        parts = components[hit["id"]]
+        expected = sum(weight * (parts.get(name) or 0.0) for name, weight in FR_024.items())
+        assert hit["score"] == pytest.approx(expected, abs=2e-3), (hit, parts)
+    searched = await call_ok(client, "memory_search", {"query": query, "limit": 3})
+    by_id = {r["memory_id"]: r["relevance_score"] for r in searched["results"]}
+    assert any(
+        by_id.get(h["id"]) != pytest.approx(h["score"], abs=2e-3) for h in hits[:3] if h["id"] in by_id
+    )
+
+
+async def test_us3_an_approved_spec_is_locked_whatever_the_key(client: Client) -> None:
+    """FR-037: an edit of an approved spec is refused without a version bump whether it carries the
+    spec's idempotency key, another one, or none; with a bump it updates the spec (back to Draft)."""
+
+    def spec(body: str, key: str | None, **data: Any) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            "kind": "section",
+            "scope": {},
+            "data": {"title": "Payout schedule spec", "body_md": body, "status": "approved", **data},
+        }
+        return {**item, "idempotency_key": key} if key else item
+
+    first = (await store(client, spec("Payouts run every Monday.", "spec-payouts")))["stored"][0]
+    memory_id = first["id"]
+    for key in (None, "spec-payouts-v2"):
+        out = await store(client, spec("Payouts run every Friday.", key))
+        assert out["stored"] == [], (key, out)
+        (error,) = out["errors"]
+        assert error["error_code"] == "CONFLICT" and error["details"]["code"] == "CON_SPEC_LOCKED", error
+        assert error["fix"]["memory_id"] == memory_id
+    assert await events(client, memory_id) == ["create"]
+    assert [h["id"] for h in (await find(client, "payout schedule spec"))["hits"]].count(memory_id) == 1
+    again = (await store(client, spec("Payouts run every Monday.", None)))["stored"][0]
+    assert again == {**again, "id": memory_id, "status": "skipped_dedupe"}
+    bumped = (await store(client, spec("Payouts run every Friday.", None, spec_version="2")))["stored"][0]
+    assert bumped == {**bumped, "id": memory_id, "status": "updated"}
+    got = (await call_ok(client, "memory_get", {"memory_id": memory_id}))["memory"]
+    assert "Friday" in got["content"] and got["metadata"]["status"] == "Draft"
+
+
+async def test_a_change_is_an_immutable_record_under_its_key(client: Client) -> None:
+    """A change is seed 002's `change` kind too: new data under its key is refused, not updated."""
+
+    def change(summary: str) -> dict[str, Any]:
+        data = {"change_type": "config", "subject_ref": {"file": "kiwi.toml"}, "summary": summary}
+        return {"kind": "change", "scope": {}, "data": data, "idempotency_key": "chg-kiwi-timeout"}
+
+    first = (await store(client, change("Raised the kiwi timeout to 30 s")))["stored"][0]
+    out = await store(client, change("Raised the kiwi timeout to 60 s"))
+    assert out["stored"] == []
+    (error,) = out["errors"]
+    assert error["error_code"] == "CONFLICT" and error["details"]["code"] == "VAL_IMMUTABLE_CONTENT", error
+    assert await events(client, first["id"]) == ["create"]

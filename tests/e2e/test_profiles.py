@@ -264,3 +264,86 @@ async def test_a_memory_stored_through_one_profile_is_found_through_every_other(
         found = await _found_by_each(tmp_path, QUERIES[writer])
         missing += [f"{writer} -> {reader}" for reader, hits in found.items() if memory_id not in hits[:3]]
     assert not missing, f"not in the top 3: {missing}"
+
+
+# --------------------------------------------------------------------------- one rule per kind
+
+RECORD_TEXTS = {
+    "problem": "The PDF exporter drops the last page of long invoices",
+    "solution": "Flush the PDF writer before closing the invoice stream",
+    "failed_tactic": "Raising the PDF page buffer did not keep the last page",
+    "fact": "The PDF exporter writes through reportlab 4",
+    "change": "Moved the PDF exporter onto the streaming writer",
+    "preference": "Keep generated invoice PDFs under 2 MB",
+}
+
+
+async def _write_records(client: Client) -> dict[str, str]:
+    """One seed-002 record of each kind, through memory-write."""
+    ids: dict[str, str] = {}
+    for kind, text in RECORD_TEXTS.items():
+        memory: dict[str, Any] = {"text": text, "scope": "repo", "kind": kind, "confidence": 0.8}
+        if kind in ("solution", "failed_tactic"):
+            memory["links"] = {"problem_id": ids["problem"]}
+        if kind == "change":
+            memory["evidence_refs"] = ["commit:9a1b2c3"]
+        written = await _ok(client, "memory-write", {"op": "write", "repo_id": "test", "memory": memory})
+        ids[kind] = written["memory_id"]
+    return ids
+
+
+async def test_a_seed_002_record_is_immutable_through_every_profile(tmp_path: Path) -> None:
+    """Written through memory-write, a record of any of the six kinds keeps its text, its
+    write-time fields and its existence whichever profile's update or delete touches it; its tags
+    may change, and archiving (seed 002's lifecycle) still works."""
+    root = tmp_path / "kinds"
+    async with Client(build_server(_settings(root, UNION))) as client:
+        ids = await _write_records(client)
+        for kind, memory_id in ids.items():
+            rewrite = await client.call_tool(
+                "memory_update", {"memory_id": memory_id, "content": "Rewritten."}
+            )
+            assert rewrite.is_error, kind
+            assert payload(rewrite)["error"]["code"] == "VAL_IMMUTABLE_CONTENT", (kind, payload(rewrite))
+            relinked = await client.call_tool(
+                "memory_update", {"memory_id": memory_id, "metadata": {"confidence": 0.1}}
+            )
+            error = payload(relinked)["error"]
+            assert relinked.is_error and error["code"] == "VAL_IMMUTABLE_FIELD", (kind, error)
+            assert error["details"]["field"] == "metadata.confidence"
+            deleted = await client.call_tool("memory_delete", {"memory_id": memory_id})
+            error = payload(deleted)["error"]
+            assert deleted.is_error and error["code"] == "VAL_IMMUTABLE_RECORD", (kind, error)
+            assert "archived" in error["suggestion"], error
+            tagged = await _ok(
+                client, "memory_update", {"memory_id": memory_id, "metadata": {"tags": ["pdf"]}}
+            )
+            assert tagged["updated_fields"] == ["metadata.tags"], kind
+    async with Client(build_server(_settings(root, "cortex-os"))) as client:
+        for kind, memory_id in ids.items():
+            for args in ({"text": "Rewritten by seed 003."}, {"metadata": {"owner": "ops"}}):
+                result = await client.call_tool("memory_update", {"id": memory_id, **args})
+                body = payload(result)
+                assert result.is_error and body["error"]["code"] == "validation_error", (kind, args, body)
+            result = await client.call_tool("memory_delete", {"id": memory_id})
+            body = payload(result)
+            assert result.is_error and body["error"]["code"] == "validation_error", (kind, body)
+    async with Client(build_server(_settings(root, UNION))) as client:
+        for kind, memory_id in ids.items():
+            got = (await _ok(client, "memory_get", {"memory_id": memory_id}))["memory"]
+            assert got["status"] == "active" and got["content"] == RECORD_TEXTS[kind], kind
+            assert got["metadata"]["confidence"] == 0.8 and got["metadata"]["tags"] == ["pdf"], kind
+            audit = await _ok(client, "memory_audit", {"memory_id": memory_id, "limit": 20})
+            assert sorted(e["operation"] for e in audit["events"]) == ["create", "update"], kind
+        archived = await _ok(
+            client,
+            "memory-update",
+            {
+                "op": "update",
+                "repo_id": "test",
+                "memory_id": ids["solution"],
+                "mode": "commit",
+                "update": {"type": "archive_state", "archived": True},
+            },
+        )
+        assert archived["status"] == "committed"

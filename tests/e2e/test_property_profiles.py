@@ -101,6 +101,9 @@ TEXTS = [
 
 SEED004_CODES = {
     "MISSING_FIELDS",
+    "INVALID_FIELDS",
+    "UNKNOWN_FIELDS",
+    "TOO_MANY_ITEMS",
     "INVALID_SCOPE",
     "CONFLICT",
     "UNAUTHORIZED",
@@ -111,7 +114,15 @@ SEED004_CODES = {
 }
 # What a refusal may be while every store is up: UNAVAILABLE and INTERNAL are server faults, and
 # UNAUTHORIZED / RATE_LIMIT come from no tool call (docs/profiles.md).
-SEED004_INPUT_CODES = {"MISSING_FIELDS", "INVALID_SCOPE", "CONFLICT", "NOT_FOUND"}
+SEED004_INPUT_CODES = {
+    "MISSING_FIELDS",
+    "INVALID_FIELDS",
+    "UNKNOWN_FIELDS",
+    "TOO_MANY_ITEMS",
+    "INVALID_SCOPE",
+    "CONFLICT",
+    "NOT_FOUND",
+}
 SEED003_CODES = {"validation_error", "security_error", "not_found", "internal_error"}
 SEED003_INPUT_CODES = SEED003_CODES - {"internal_error"}
 

@@ -95,11 +95,11 @@ async def test_audit_shows_every_mutation_of_a_memory_newest_first(tmp_path: Pat
             },
         )
         await call_ok(client, "memory_feedback", {"memory_id": old, "problem_id": problem, "vote": -0.5})
-        await call_ok(client, "memory_delete", {"memory_id": old})
+        await call_ok(client, "memory_update", {"memory_id": old, "archived": True})  # facts stay
 
         trail = await call_ok(client, "memory_audit", {"memory_id": old})
         ops = [e["operation"] for e in trail["events"]]
-        assert ops[0] == "delete" and ops[-1] == "create" and "update" in ops and "utility_vote" in ops
+        assert ops[0] == "archive" and ops[-1] == "create" and "update" in ops and "utility_vote" in ops
         assert any(op.startswith("supersede") for op in ops), ops
         assert trail["total"] == len(ops) and trail["next_cursor"] is None
         assert [e["seq"] for e in trail["events"]] == sorted(

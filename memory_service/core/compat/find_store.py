@@ -7,7 +7,9 @@ content is the item's data written out as text (what search embeds and matches) 
 metadata is the data itself (what TTLs, staleness and governance read: ``status``, ``merged_at``,
 ``last_verified_at``). MemoryService.add stores it (scope, dedupe, audit); a repeat under the same
 idempotency key with other data goes through MemoryService.update (versions, governance, audit).
-memory.find is SearchService.search with the seed's names, read back as hits of the nine kinds.
+memory.find is SearchService.search with the seed's names, ranked by the seed's formula (FR-024:
+0.4 relevance + 0.3 recency + 0.2 scope proximity + 0.1 citations, whatever the server's ranking
+settings), read back as hits of the nine kinds.
 
 Errors keep our precise codes in ``details.code`` and carry the seed's five (FR-054) as
 ``error_code``: see :func:`seed_code`.
@@ -46,7 +48,8 @@ from memory_service.core.compat.find_store_schemas import (
 from memory_service.core.dedupe import dedupe_key
 from memory_service.core.errors import ConflictError, MemoryServiceError, ValidationError
 from memory_service.core.limits import clip_text
-from memory_service.core.models import MemoryRecord, Scope
+from memory_service.core.models import MemoryRecord, MemoryStatus, Scope
+from memory_service.core.ports import PayloadFilter
 from memory_service.core.records import MEMORIES, Stores, from_payload
 from memory_service.core.sanitize import scrub_text, scrub_value
 from memory_service.core.schemas import (
@@ -57,8 +60,9 @@ from memory_service.core.schemas import (
 )
 from memory_service.core.services.memory import MemoryService
 from memory_service.core.services.search import SearchService
-from memory_service.core.services.write_rules import CHAIN_KEYS
+from memory_service.core.services.write_rules import CHAIN_KEYS, check_governed_update, is_locked_spec
 from memory_service.core.validation import validate_input
+from memory_service.settings import RANKING_PROFILES
 
 if TYPE_CHECKING:
     from memory_service.app import Services
@@ -102,7 +106,8 @@ class FindStore:
                 time_range=time_range,
                 limit=req.top_k,
                 mode=req.mode,
-            )
+            ),
+            weights=RANKING_PROFILES["seed004"],  # FR-024, this profile's ranking (not a setting)
         )
         records = self._records([r.memory_id for r in out.results])
         hits = []
@@ -123,6 +128,7 @@ class FindStore:
                     confidence=result.confidence,
                     citations=citations(metadata),
                     scope=record.scope.model_dump(exclude_none=True) if record else {},
+                    stale=result.stale,
                 )
             )
         suggestions = [suggestion_text(s) for s in out.suggestions]
@@ -190,6 +196,11 @@ class FindStore:
                 suggestion="Store a long document as several section items (e.g. one per chapter).",
             )
         drafts = drafts_for(item, data)
+        spec = self._spec_edited(item, drafts, prefix)
+        if spec is not None:
+            edited = self._refresh(spec.id, item, drafts[0], prefix, self._drop_chunks([]))
+            record_id, status, expires = edited
+            return StoredItem(index=index, id=record_id, kind=item.kind, status=status, expires_at=expires)
         if len(drafts) > 1:
             ids, status, expires = self._write_section(item, drafts, prefix)
             return StoredItem(
@@ -217,6 +228,39 @@ class FindStore:
         statuses = {head_status, *(r[1] for r in results)}
         status = statuses.pop() if len(statuses) == 1 else "updated"
         return [head_id, *following], status, expires
+
+    def _spec_edited(self, item: StoreItem, drafts: list[Draft], prefix: str) -> MemoryRecord | None:
+        """The approved specification (FR-037) a section item edits without its idempotency key:
+        the locked section of the same title in the item's scope, when the item's own key names no
+        memory. Such an edit goes through MemoryService.update like a keyed one, so the write-lock
+        holds whichever key the edit carries (none, or another): refused without a
+        ``data.spec_version`` bump, the same content skipped. A new version long enough to be
+        chunked is refused unless bumped; bumped, it is stored as a new section."""
+        if item.kind != "section":
+            return None
+        scope = self._memory.write_scope(item.scope, drafts[0].memory_type, field=f"{prefix}.scope")
+        key = drafts[0].idempotency_key
+        if key is not None and self._memory.holder_of(dedupe_key(drafts[0].memory_type, scope, {}, "", key)):
+            return None  # the item's key names its memory: the keyed path governs it
+        title = str(drafts[0].metadata.get("title") or "").strip()[:200]  # as derive_title keeps it
+        flt = PayloadFilter(
+            equals={"status": MemoryStatus.ACTIVE.value, "type": drafts[0].memory_type, "title": title}
+        )
+        points, _ = self._stores.vectors.scroll(MEMORIES, flt, limit=50)
+        specs = [from_payload(p.payload) for p in points]
+        spec = next(
+            (
+                r
+                for r in specs
+                if r.scope == scope and is_locked_spec(r) and r.metadata.get("chunk_index") in (None, 0)
+            ),
+            None,
+        )
+        if spec is None or len(drafts) == 1:
+            return spec
+        draft = drafts[0]
+        check_governed_update(spec, draft.content, {**draft.metadata})  # CON_SPEC_LOCKED unless bumped
+        return None
 
     def _check_keys(self, item: StoreItem, drafts: list[Draft], prefix: str) -> None:
         """CON_IDEMPOTENCY_KEY if an active memory of another type holds one of the drafts' keys

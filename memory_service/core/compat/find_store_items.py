@@ -53,19 +53,38 @@ def kind_of(memory_type: str) -> str:
 # --------------------------------------------------------------------------- error codes
 
 
+# Our input codes by what they say, in seed 004's style (FR-053: ``error_code`` is an enum; FR-054
+# names the five it must support). A field absent or blank is MISSING_FIELDS; the seed names no
+# code for a field present but wrong, unknown or over its count, so those have their own.
+_MISSING = frozenset({"VAL_MISSING_FIELD", "VAL_EMPTY", "VAL_EMPTY_QUERY"})
+_UNKNOWN = frozenset({"VAL_UNKNOWN_FIELD"})
+_TOO_MANY = frozenset({"VAL_TOO_MANY_ITEMS", "VAL_TOO_MANY_TAGS"})
+# Refused because of what is stored, not how the call is written: a conflict.
+_STORED_STATE = frozenset({"VAL_IMMUTABLE_CONTENT", "VAL_IMMUTABLE_RECORD"})
+
+
 def seed_code(code: str) -> str:
     """Our precise code as one of seed 004's error codes (FR-054), or a documented extra.
 
-    UNAUTHORIZED would come from the HTTP transport's bearer-token check (AUTH_*), which answers
-    before any tool runs, so a tool sees it only if that check ever moves into the call. No rate
-    limiter exists yet: RATE_LIMIT is kept for the RATE_* codes one would raise.
+    A field present but malformed (a wrong type, a value outside its enum or bounds, a bad format
+    or rule) is INVALID_FIELDS; a field the tool does not take, UNKNOWN_FIELDS; a list over its
+    maximum (more than 100 items), TOO_MANY_ITEMS. UNAUTHORIZED would come from the HTTP
+    transport's bearer-token check (AUTH_*), which answers before any tool runs, so a tool sees it
+    only if that check ever moves into the call. No rate limiter exists yet: RATE_LIMIT is kept
+    for the RATE_* codes one would raise.
     """
     if code == "VAL_INVALID_SCOPE":
         return "INVALID_SCOPE"
-    if code.startswith(("VAL_", "SEC_")):
+    if code in _MISSING:
         return "MISSING_FIELDS"
-    if code.startswith("CON_"):
+    if code in _UNKNOWN:
+        return "UNKNOWN_FIELDS"
+    if code in _TOO_MANY:
+        return "TOO_MANY_ITEMS"
+    if code in _STORED_STATE or code.startswith("CON_"):
         return "CONFLICT"
+    if code.startswith(("VAL_", "SEC_")):
+        return "INVALID_FIELDS"
     if code.startswith("AUTH_"):
         return "UNAUTHORIZED"
     if code.startswith("RATE_"):

@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from memory_service.core.models import StaleMark
 from memory_service.core.schema_base import (
     DATETIME_FORMAT,
     MAX_QUERY_CHARS,
@@ -22,6 +23,7 @@ from memory_service.core.schema_base import (
     ToolInput,
     ToolOutput,
     UtcDatetime,
+    enum_of,
 )
 from memory_service.core.schemas import SearchMode, TtlPolicyName
 from memory_service.core.scopes import ScopeInput
@@ -35,6 +37,20 @@ MAX_ITEMS = 100
 MAX_KEY_CHARS = 200  # MemoryAddInput.idempotency_key's bound (chunks past the first get a short key)
 MAX_TAG_CHARS = 64  # guards.clean_tags' bounds
 MAX_TAGS = 32
+# error_code (FR-053): the seed's five (FR-054) and what it names no code for (docs/profiles.md).
+ERROR_CODES = (
+    "MISSING_FIELDS",
+    "INVALID_FIELDS",
+    "UNKNOWN_FIELDS",
+    "TOO_MANY_ITEMS",
+    "INVALID_SCOPE",
+    "CONFLICT",
+    "UNAUTHORIZED",
+    "RATE_LIMIT",
+    "NOT_FOUND",
+    "UNAVAILABLE",
+    "INTERNAL",
+)
 
 # --------------------------------------------------------------------------- the nine kinds' data
 
@@ -286,7 +302,9 @@ class StoredItem(ToolOutput):
 class StoreError(ToolOutput):
     index: int = Field(description="Position in the request's items")
     error_code: str = Field(
-        description="MISSING_FIELDS, INVALID_SCOPE, CONFLICT (also NOT_FOUND, UNAVAILABLE, INTERNAL)"
+        json_schema_extra=enum_of(*ERROR_CODES),
+        description="MISSING_FIELDS, INVALID_FIELDS (wrong type, value or format), UNKNOWN_FIELDS, "
+        "TOO_MANY_ITEMS, INVALID_SCOPE, CONFLICT (also NOT_FOUND, UNAVAILABLE, INTERNAL)",
     )
     human_hint: str
     fix: dict[str, Any] = Field(default_factory=dict, description="What to change: fields, expected, action")
@@ -349,6 +367,12 @@ class Hit(ToolOutput):
     confidence: float | None = Field(default=None, description="0-1: how sure this hit is a match")
     citations: list[str] = Field(default_factory=list, description="Sources, PRs, issues, links it cites")
     scope: dict[str, Any] = Field(default_factory=dict, description="Where the item belongs")
+    stale: StaleMark | None = Field(
+        default=None,
+        description="Set when the item may no longer hold (FR-043): data.last_verified_at over 90 days "
+        "ago (a runbook to re-verify: store it again with a new last_verified_at), or code it cites "
+        "changed",
+    )
 
 
 class FindDebug(ToolOutput):

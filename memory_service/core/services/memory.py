@@ -29,7 +29,6 @@ from memory_service.core.errors import (
 from memory_service.core.models import (
     MemoryRecord,
     MemoryStatus,
-    MemoryType,
     Relationship,
     Scope,
     content_hash,
@@ -55,7 +54,7 @@ from memory_service.core.schemas import (
     MemoryUpdateOutput,
     RelationshipInput,
 )
-from memory_service.core.scopes import FACETS, CallerScope, Notice, facet, fixed, resolve_write
+from memory_service.core.scopes import FACETS, CallerScope, Notice, ScopeInput, facet, fixed, resolve_write
 from memory_service.core.services.code_links import CODE_REFS, code_ref_edges
 from memory_service.core.services.graph_sync import (
     op_delete_edges_of,
@@ -69,8 +68,9 @@ from memory_service.core.services.locks import KeyedLocks
 from memory_service.core.services.write_rules import (
     check_chain_keys_kept,
     check_governed_update,
+    check_kind_delete,
+    check_kind_update,
     check_version,
-    immutable_content,
     refuse_chain_keys,
 )
 from memory_service.core.services.writer import RecordWriter, answered
@@ -284,12 +284,11 @@ class MemoryService:
         content, redacted = scrub_text(data.content) if data.content is not None else (None, [])
         updates, meta_redacted = scrub_value(data.metadata) if data.metadata is not None else (None, [])
         redacted += meta_redacted
+        check_kind_update(record, content, updates)
         updates = check_governed_update(record, content, updates)
         changed: list[str] = []
         new = record.model_copy(deep=True)
         if content is not None and content != record.content:
-            if record.type == MemoryType.FACT:
-                raise immutable_content(record)
             new.content = content
             new.content_hash = content_hash(content)
             changed.append("content")
@@ -346,6 +345,7 @@ class MemoryService:
             return done  # a re-send: the first attempt deleted it
         record = self.load(memory_id)
         check_version(record, expected_version)
+        check_kind_delete(record)
         return self._soft_delete(record, "delete", {})
 
     def expire(self, memory_id: str) -> bool:
@@ -390,6 +390,11 @@ class MemoryService:
         return answered(out, earlier)
 
     # ------------------------------------------------------------------ helpers
+
+    def write_scope(self, given: ScopeInput | None, memory_type: str, *, field: str) -> Scope:
+        """The scope a new memory of ``memory_type`` given ``given`` is stored with (VAL_INVALID_SCOPE
+        when malformed), as :meth:`add` resolves it."""
+        return resolve_write(given, self._scope.current(), memory_type, field=field)
 
     def _new_record(
         self, item: MemoryAddInput, prefix: str, *, dedupe: bool = True, label: str | None = None

@@ -41,7 +41,7 @@ from memory_service.core.services.signals import (
     utility_votes,
 )
 from memory_service.core.ttl import is_expired
-from memory_service.settings import RankingSettings
+from memory_service.settings import RankingSettings, RankingWeights
 
 MODEL_WAIT_SECONDS = 30.0
 # The first-round lists, in the order their ranks are noted (a memory found only in context reports
@@ -94,6 +94,7 @@ class Plan:
     skip_links: frozenset[str] = frozenset()  # link families graph expansion must not follow
     link_filter: PayloadFilter | None = None  # what a linked memory must pass (default: the read's)
     problem: str | None = None  # the read's problem context for utility (None: implied by the pool)
+    weights: RankingWeights | None = None  # the re-score's weights (None: the settings'), e.g. FR-024
 
 
 class Ranker:
@@ -185,10 +186,13 @@ class Ranker:
         bases: dict[str, float | None] = {cid: base.get(cid, 0.0) for cid in found}
         now = utcnow()  # expired memories are never returned, swept or not (core/ttl.py)
         candidates = [c for c in found.values() if not is_expired(c.record.expires_at, now)]
-        parts, votes = self.score_candidates(query, candidates, bases, plan.route, problem=plan.problem)
+        parts, votes = self.score_candidates(
+            query, candidates, bases, plan.route, problem=plan.problem, weights=plan.weights
+        )
         ranked = sort_candidates(candidates)
         if plan.problem is None and (implied := implied_problem(ranked, votes)) is not None:
-            _total(candidates, parts, votes, implied, self._settings)  # only utility moves
+            rescore = plan.weights or self._settings.resolved_weights()
+            _total(candidates, parts, votes, implied, rescore)  # only utility moves
             ranked = sort_candidates(candidates)
         return ranked
 
@@ -200,13 +204,14 @@ class Ranker:
         route: Route,
         *,
         problem: str | None = None,
+        weights: RankingWeights | None = None,
     ) -> tuple[dict[str, dict[str, float | None]], dict[str, list[tuple[str, float]]]]:
         """Fill ``score`` of each candidate (reads the graph and the vote store, one batch each);
         utility counts the votes cast for ``problem`` (ranking.contextual_utility). Returns the
         other components and the votes, by id, so that a caller can re-score for another problem."""
         parts = self._components(query, candidates, bases, route)
         votes = utility_votes(self._stores.votes, [c.record.id for c in candidates])
-        _total(candidates, parts, votes, problem, self._settings)
+        _total(candidates, parts, votes, problem, weights or self._settings.resolved_weights())
         return parts, votes
 
     def _components(
@@ -471,10 +476,9 @@ def _total(
     parts: Mapping[str, dict[str, float | None]],
     votes: Mapping[str, Sequence[tuple[str, float]]],
     problem: str | None,
-    settings: RankingSettings,
+    weights: RankingWeights,
 ) -> None:
     """Each candidate's score: its components plus its utility for the ``problem`` context."""
-    weights = settings.resolved_weights()
     for cand in candidates:
         rid = cand.record.id
         utility = ranking.contextual_utility(votes.get(rid, ()), problem, latest=MAX_VOTES_READ)

@@ -36,6 +36,7 @@ from memory_service.core.services.ranker import Candidate, Plan, Ranker, attach_
 from memory_service.core.services.signals import FACT_UPDATE_LINKS, PROBLEM_KIND, PROBLEM_LINKS
 from memory_service.core.services.suggest import suggestions_for
 from memory_service.core.ttl import EXPIRES_FIELD, stale_mark
+from memory_service.settings import RankingWeights
 
 CACHE_NAMESPACE = "search_fast"
 CACHE_TTL_SECONDS = 300.0
@@ -56,10 +57,12 @@ class SearchService:
         *,
         labels: Sequence[str] | None = None,
         extra_projects: Sequence[str] = (),
+        weights: RankingWeights | None = None,
     ) -> MemorySearchOutput:
         """``labels``: only records a compatibility profile stored under one of these kinds.
         ``extra_projects``: projects read besides the scope's (scopes.GLOBAL_PROJECT: seed 002's
-        include_global); a read of every project already has them."""
+        include_global); a read of every project already has them. ``weights``: the re-score's
+        weights when a profile ranks by its own formula (seed 004's FR-024), else the settings'."""
         started = time.perf_counter()
         query = check_query(req.query)
         scope = with_projects(read_conditions(req.scope, self._ranker.scope), extra_projects)
@@ -73,7 +76,7 @@ class SearchService:
             tags=req.tags,
             labels=labels,
         )
-        cache_key = self._cache_key(req, scope, labels) if req.mode == "fast" else None
+        cache_key = self._cache_key(req, scope, labels, weights) if req.mode == "fast" else None
         if cache_key is not None:
             hit = self._stores.cache.get(CACHE_NAMESPACE, cache_key)
             if hit is not None:
@@ -82,7 +85,7 @@ class SearchService:
                 out.query_time_ms = round((time.perf_counter() - started) * 1000)
                 return out
         plan, warnings, model_status = self.plan(query, req.mode, req.limit, req.semantic_hops, req.read)
-        plan = replace(plan, problem=problem, **link_options(req, scope))
+        plan = replace(plan, problem=problem, weights=weights, **link_options(req, scope))
         found = self._ranker.rank(query, flt, plan)
         ranked = [c for c in found if not c.link_only]  # a memory reached only as a link is no hit
         if req.read == "ambient":
@@ -182,12 +185,17 @@ class SearchService:
         )
 
     def _cache_key(
-        self, req: MemorySearchInput, scope: dict[str, list[str]], labels: Sequence[str] | None
+        self,
+        req: MemorySearchInput,
+        scope: dict[str, list[str]],
+        labels: Sequence[str] | None,
+        weights: RankingWeights | None,
     ) -> str:
-        """The request, the scope read (the caller's branch moves with a checkout), the labels and
-        the write generation (records.WRITE_GENERATION): writes invalidate."""
+        """The request, the scope read (the caller's branch moves with a checkout), the labels, the
+        weights and the write generation (records.WRITE_GENERATION): writes invalidate."""
         generation = int(self._stores.cache.get(*WRITE_GENERATION) or b"0")
-        parts = [req.model_dump(mode="json"), scope, list(labels or []), generation]
+        ranked_by = weights.model_dump() if weights is not None else None
+        parts = [req.model_dump(mode="json"), scope, list(labels or []), ranked_by, generation]
         raw = json.dumps(parts, sort_keys=True)
         return hashlib.sha256(raw.encode()).hexdigest()
 

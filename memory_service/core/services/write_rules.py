@@ -1,18 +1,23 @@
-"""What a write may change of an existing record: its version, its fact chain, a fact's content.
+"""What a write may change of an existing record: its version, its fact chain, its kind's record.
 
 Seed 002: records are immutable in meaning; a fact stops holding only through memory_supersede,
 which writes the change, the new fact and the links between them. The chain keys below are set by
 that route alone, so no update can hide a live fact or bring a superseded one back while its
 SUPERSEDES edges remain. ``expected_version`` gives callers an optimistic check on top of the
 per-record write locks.
+
+The rules of a kind (:data:`KIND_RULES`) hold whichever tool touches a record: MemoryService's
+update and delete check them, and every profile's update and delete (seed 001's memory_update /
+memory_delete, seed 003's, seed 004's store under a known key) goes through those two.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from memory_service.core.errors import ConflictError, ValidationError
-from memory_service.core.models import MemoryRecord, MemoryType
+from memory_service.core.models import SEED_002_KINDS, MemoryRecord, MemoryType
 
 # Written only by memory_supersede: together with the SUPERSEDES edges they are the fact chain.
 CHAIN_KEYS = ("superseded", "superseded_by", "superseded_by_change")
@@ -79,15 +84,108 @@ def check_chain_keys_kept(record: MemoryRecord, updates: dict[str, Any]) -> None
         )
 
 
-def immutable_content(record: MemoryRecord) -> ValidationError:
+# ------------------------------------------------------------------ the kinds' rules (seed 002)
+
+
+@dataclass(frozen=True)
+class KindRule:
+    """What memory_update and memory_delete may do to a record of one kind, whichever tool calls.
+
+    ``fixed_keys``: metadata written with the record and part of it like its text. Archiving
+    (memory_update ``archived``, seed 002's archive_state) is always allowed: it hides a record
+    without changing or removing it, and a restore brings it back as it was.
+    """
+
+    content: bool = True  # its content may change
+    fixed_keys: tuple[str, ...] = ()
+    deletable: bool = True
+    retire: str = ""  # how such a record stops holding instead (the refusals' suggestion)
+
+
+# Seed 002: "write creates immutable memory records and immutable link/evidence records"; its
+# update is lifecycle and feedback only. What memory.write records besides the text: the
+# write-time confidence, the rationale, the evidence, the links and the repository.
+RECORD_KEYS = ("confidence", "rationale", "evidence_refs", "problem_id", "related_memory_ids", "repo_id")
+ARCHIVE_ROUTE = (
+    "memory_update {'archived': true} (seed 002: memory.update archive_state), which hides it and "
+    "keeps it restorable"
+)
+_RECORD = KindRule(
+    content=False,
+    fixed_keys=RECORD_KEYS,
+    deletable=False,
+    retire=f"write a new record (linked to this one if it helps) and retire this one with {ARCHIVE_ROUTE}",
+)
+KIND_RULES: dict[str, KindRule] = {kind: _RECORD for kind in SEED_002_KINDS}
+KIND_RULES[MemoryType.FACT.value] = KindRule(
+    content=False,
+    fixed_keys=RECORD_KEYS,
+    deletable=False,
+    retire=f"when it no longer holds, record its replacement and the change with {SUPERSEDE_ROUTE}; "
+    f"to hide it, {ARCHIVE_ROUTE}",
+)
+_FREE = KindRule()
+
+
+def rule_of(record: MemoryRecord) -> KindRule:
+    return KIND_RULES.get(str(record.type), _FREE)
+
+
+def check_kind_update(record: MemoryRecord, content: str | None, metadata: dict[str, Any] | None) -> None:
+    """Refuse an update the record's kind does not take: new content, or a changed fixed key
+    (giving the same value again is a no-op, allowed)."""
+    rule = rule_of(record)
+    if not rule.content and content is not None and content != record.content:
+        raise immutable_content(record, rule)
+    for key in rule.fixed_keys:
+        if metadata is not None and key in metadata and metadata[key] != record.metadata.get(key):
+            raise ValidationError(
+                f"Field 'metadata.{key}' of {record.type} '{record.id}' is part of the record and "
+                "cannot be changed",
+                code="VAL_IMMUTABLE_FIELD",
+                details={
+                    "field": f"metadata.{key}",
+                    "memory_id": record.id,
+                    "type": record.type,
+                    "provided": metadata[key],
+                    "current": record.metadata.get(key),
+                },
+                suggestion=f"Leave '{key}' out of the update (a {record.type} is an immutable record, "
+                f"seed 002; its tags and other metadata may change). To change what it records, "
+                f"{rule.retire}.",
+            )
+
+
+def check_kind_delete(record: MemoryRecord) -> None:
+    """Refuse deleting a record its kind keeps (seed 002's records are archived, never deleted)."""
+    rule = rule_of(record)
+    if rule.deletable:
+        return
+    raise ValidationError(
+        f"A {record.type} memory is an immutable record: '{record.id}' cannot be deleted",
+        code="VAL_IMMUTABLE_RECORD",
+        details={"field": "memory_id", "memory_id": record.id, "type": record.type},
+        suggestion=f"Seed 002's records are kept (their votes, links and chains point at them): "
+        f"{rule.retire}.",
+    )
+
+
+def immutable_content(record: MemoryRecord, rule: KindRule | None = None) -> ValidationError:
+    rule = rule or rule_of(record)
+    if record.type == MemoryType.FACT:
+        how = (
+            "A fact's statement never changes in place (seed 002): when it no longer holds, write the "
+            f"new statement and the change that made it with {SUPERSEDE_ROUTE}, e.g. "
+            f"old_fact_id='{record.id}', new_fact={{'content': ...}}, change={{'content': ...}}."
+        )
+    else:
+        how = f"A {record.type} is an immutable record (seed 002): {rule.retire}."
     return ValidationError(
-        f"The content of fact '{record.id}' is immutable",
+        f"The content of {record.type} '{record.id}' is immutable",
         code="VAL_IMMUTABLE_CONTENT",
         details={"field": "content", "memory_id": record.id, "type": record.type},
-        suggestion="A fact's statement never changes in place (seed 002): when it no longer holds, "
-        f"write the new statement and the change that made it with {SUPERSEDE_ROUTE}, e.g. "
-        f"old_fact_id='{record.id}', new_fact={{'content': ...}}, change={{'content': ...}}. "
-        "Its metadata (except the chain keys) can still be updated.",
+        suggestion=f"{how} Its tags and metadata (except {', '.join(rule.fixed_keys)} and the chain "
+        "keys) can still be updated.",
     )
 
 
