@@ -33,7 +33,7 @@ def make_settings(root: Path, model: Path | None) -> Settings:
         data_dir=root / "data",
         project_root=root,
         project="test",
-        embedding=EmbeddingSettings(model_path=model or root / "missing-model", load_timeout_seconds=30),
+        embedding=EmbeddingSettings(model_path=model or root / "missing-model", load_timeout_seconds=120),
         server=ServerSettings(http_port=0),  # the HTTP side server on a free port, never 9090
         **profile_settings(root / "data"),
     )

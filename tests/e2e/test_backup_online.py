@@ -40,7 +40,7 @@ def _restored_settings(data_dir: Path, root: Path) -> Settings:
         data_dir=data_dir,
         project_root=root,
         project="e2e",
-        embedding=EmbeddingSettings(model_path=require_model(), load_timeout_seconds=30),
+        embedding=EmbeddingSettings(model_path=require_model(), load_timeout_seconds=120),
         server=ServerSettings(http_port=0),
         **profile_settings(data_dir),
     )

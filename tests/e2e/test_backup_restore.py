@@ -354,7 +354,7 @@ async def test_redis_alone_is_an_export_backup_too(tmp_path: Path) -> None:
         data_dir=root / "data",
         project_root=root,
         project="test",
-        embedding=EmbeddingSettings(model_path=require_model(), load_timeout_seconds=30),
+        embedding=EmbeddingSettings(model_path=require_model(), load_timeout_seconds=120),
         redis=RedisSettings(url=SERVERS["redis"], key_prefix=prefix),
     )
 

@@ -29,7 +29,7 @@ def _settings(root: Path, **extra: Any) -> Settings:
         "project": "shop",
         "org": "acme",
         "branch": "feature-a",
-        "embedding": EmbeddingSettings(model_path=require_model(), load_timeout_seconds=30),
+        "embedding": EmbeddingSettings(model_path=require_model(), load_timeout_seconds=120),
         "server": ServerSettings(http_port=0),
         **profile_settings(root / "data"),
     }

@@ -36,7 +36,7 @@ async def client(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Clie
         project_root=root,
         project="shop",
         branch="feature-A",  # the caller's branch (seed 004 A-001: from git or settings)
-        embedding=EmbeddingSettings(model_path=require_model(), load_timeout_seconds=30),
+        embedding=EmbeddingSettings(model_path=require_model(), load_timeout_seconds=120),
         server=ServerSettings(http_port=0, profile="cortex-find-store,default"),
         **profile_settings(root / "data"),
     )
