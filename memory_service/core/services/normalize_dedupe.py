@@ -31,7 +31,7 @@ from memory_service.core.services.graph_sync import op_delete_node, op_upsert_ed
 from memory_service.core.services.guards import check_metadata
 from memory_service.core.services.memory import MemoryService, memory_node
 from memory_service.core.services.statement_match import same_statement
-from memory_service.core.services.write_rules import CHAIN_KEYS
+from memory_service.core.services.write_rules import CHAIN_KEYS, rule_of
 from memory_service.core.services.writer import RecordWriter
 
 MERGED_FROM = "merged_from"
@@ -64,11 +64,13 @@ def chained(records: Sequence[MemoryRecord]) -> set[str]:
 def find_groups(
     records: Sequence[MemoryRecord], vectors: Mapping[str, Sequence[float]], threshold: float
 ) -> list[DuplicateGroup]:
-    """Duplicate groups among active, unchained records; ``vectors`` (by id) enable near matches."""
+    """Duplicate groups among active, unchained records; ``vectors`` (by id) enable near matches.
+    Records a kind's rules keep whole (seed 002's, write_rules.KIND_RULES) are never merged:
+    absorbing one would delete it and rewrite its survivor."""
     skip = chained(records)
     by_scope: dict[tuple[str, str | None, str | None], list[MemoryRecord]] = defaultdict(list)
     for r in records:
-        if r.is_active and r.id not in skip:
+        if r.is_active and r.id not in skip and rule_of(r).deletable:
             by_scope[(r.type, r.scope.project, r.scope.branch)].append(r)
     groups: list[DuplicateGroup] = []
     for key in sorted(by_scope, key=str):

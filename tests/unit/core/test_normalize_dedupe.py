@@ -56,6 +56,18 @@ def test_no_chains_of_similarity_and_no_merge_across_type_scope_or_chain() -> No
     assert [(g.survivor.id, [r.id for r, _, _ in g.absorbed]) for g in groups] == []  # m6 alone now
 
 
+def test_seed_002_records_are_never_merged() -> None:
+    """A problem, solution or failed tactic is an immutable record, never deleted, whichever
+    tool touches it: normalization leaves its repeats alone, as it merges other kinds'."""
+    for kind in ("problem", "solution", "failed_tactic", "fact", "preference", "change"):
+        records = [rec(1, "Build fails on CI.", kind=kind), rec(2, "Build fails on CI.", kind=kind)]
+        assert find_groups(records, {}, 0.95) == [], kind
+    records = [rec(1, "Build fails on CI.", kind="session"), rec(2, "Build fails on CI.", kind="session")]
+    assert [(g.survivor.id, [r.id for r, _, _ in g.absorbed]) for g in find_groups(records, {}, 0.95)] == [
+        ("m1", ["m2"])
+    ]
+
+
 def test_repoint_moves_edges_without_self_loops_or_overwriting_the_survivor() -> None:
     edges = [
         GraphEdge("RELATES_TO", "Memory", "a", "Memory", "x", {"w": 1}),
