@@ -55,7 +55,7 @@ HOSTILE: list[tuple[str, Any, bytes]] = [
         b'{"jsonrpc":"2.0","id":"s-7","method":"ping","params":"\xff"}',
     ),
 ]
-DEPTHS = [150, 199, 200, 201, 300, 500, 980, 1000, 5000]
+DEPTHS = [150, 190, 200, 201, 300, 500, 980, 1000, 5000]
 
 
 def _refused(answer: dict[str, Any]) -> dict[str, Any]:
