@@ -12,14 +12,19 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import mcp.client.session
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.session import ClientSession
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
-from tests.conftest import NOT_APPLICABLE, PROFILE, daemon_gone, process_alive, server_env
+from tests.conftest import NOT_APPLICABLE, PROFILE, REPO, daemon_gone, process_alive, server_env
+from tests.e2e.conftest import call_ok
 from tests.e2e.raw_stdio import INITIALIZE, RawSession
 
 pytestmark = [
@@ -173,3 +178,36 @@ def test_a_daemon_dying_past_the_budget_ends_the_session_with_an_error(tmp_path:
         assert later["error"]["data"]["code"] == error["data"]["code"], later
     finally:
         session.close()
+
+
+@pytest.mark.anyio
+async def test_an_sdk_session_whose_discover_probe_timed_out_goes_on_after_its_daemon_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a loaded machine did to ``memory-cli daemon stop`` (test_cli_daemon): the SDK client's
+    ``server/discover`` probe timed out while the daemon started, so it also sent ``initialize``,
+    which the connection (settled modern by the late probe) refused. Here the probe's timeout is
+    made tiny for the first probe (the second, after the refusal, waits as usual), so that this
+    happens on any machine."""
+    probe = ClientSession.send_discover
+    probes: list[str] = []
+
+    async def first_probe_times_out(self: ClientSession, version: str) -> dict[str, Any]:
+        probes.append(version)
+        monkeypatch.setattr(
+            mcp.client.session, "DISCOVER_TIMEOUT_SECONDS", 0.001 if len(probes) == 1 else 120.0
+        )
+        return await probe(self, version)
+
+    monkeypatch.setattr(ClientSession, "send_discover", first_probe_times_out)
+    data = tmp_path / "data"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memory_service"], env=server_env(data, model=None), cwd=str(REPO)
+    )
+    async with Client(params) as client:
+        assert client.protocol_version == "2026-07-28" and len(probes) == 2, probes
+        added = await call_ok(client, "memory_add", {"type": "design", "content": "Probe timed out."})
+        _kill(_daemon_pid(data))
+        got = await call_ok(client, "memory_get", {"memory_id": added["memory_id"]})
+        assert got["memory"]["content"] == "Probe timed out."
+    daemon_gone(data)
