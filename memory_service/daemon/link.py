@@ -61,13 +61,15 @@ class RestartBudget:
         self._window = window
         self._deaths: list[float] = []
 
-    def spend(self, paths: DaemonPaths) -> None:
-        """Count one death; DaemonUnavailable when that is one too many."""
+    def spend(self, paths: DaemonPaths, last: str = "") -> None:
+        """Count one death (``last``: how it ended, when known); DaemonUnavailable when that is
+        one too many."""
         now = time.monotonic()
         self._deaths = [t for t in self._deaths if now - t < self._window] + [now]
         if len(self._deaths) > self._limit:
+            how = f" (the last one {last})" if last else ""
             raise DaemonUnavailable(
-                f"the memory-service daemon stopped {len(self._deaths)} times in {self._window:.0f} s; "
+                f"the memory-service daemon stopped {len(self._deaths)} times in {self._window:.0f} s{how}; "
                 f"see {paths.log}"
             )
 
@@ -140,8 +142,8 @@ def connect(
                 if problem.code == "SVC_DATA_DIR_LOCKED" and _stopping_daemon_left(paths, deadline):
                     proc, logged = _spawn(paths)  # the previous daemon was still closing its stores: again
                 elif problem.code == "SVC_DAEMON_DIED":  # killed or crashed: a new one may fare better
-                    logger.warning("%s; starting another", problem)
-                    budget.spend(paths)
+                    logger.warning("the memory-service daemon %s; starting another", _how(proc.returncode))
+                    budget.spend(paths, _how(proc.returncode))
                     proc, logged = _spawn(paths)
                     deadline = time.monotonic() + start_timeout
                 else:  # it said why it cannot start: starting it again would not change that
@@ -242,6 +244,10 @@ def _spawn(paths: DaemonPaths) -> tuple[subprocess.Popen[bytes], int]:
     return proc, logged
 
 
+def _how(code: int | None) -> str:
+    return f"exited with code {code} before accepting connections"
+
+
 def _why_it_exited(paths: DaemonPaths, code: int | None, logged: int) -> DaemonUnavailable:
     """The daemon's own one-line reason (it prints one before exiting: its log from ``logged``
     on), else SVC_DAEMON_DIED and where to look."""
@@ -256,6 +262,6 @@ def _why_it_exited(paths: DaemonPaths, code: int | None, logged: int) -> DaemonU
         if found:
             return DaemonUnavailable(found["message"], found["code"])
     return DaemonUnavailable(
-        f"the memory-service daemon exited with code {code} before accepting connections; see {paths.log}",
+        f"the memory-service daemon {_how(code)}; see {paths.log}",
         code="SVC_DAEMON_DIED",
     )
