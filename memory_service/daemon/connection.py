@@ -6,18 +6,21 @@ stdio framing on each socket connection.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 import mcp_types as types
+import pydantic
 from anyio.abc import ByteStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 
-from memory_service.daemon.wire import MAX_LINE
+from memory_service.core.errors import ValidationError
+from memory_service.daemon.wire import MAX_LINE, message_id
 
 logger = logging.getLogger(__name__)
 # The client went away.
@@ -66,8 +69,9 @@ async def serve_connection(
                     continue
                 try:
                     message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except Exception as exc:  # the session answers a parse error, as over stdio
-                    await read_send.send(exc)
+                except Exception as exc:  # the SDK would drop it unanswered: answered here
+                    with contextlib.suppress(*GONE):
+                        await write_send.send(SessionMessage(refusal(line, exc)))
                     continue
                 await read_send.send(SessionMessage(message))
 
@@ -104,3 +108,28 @@ async def serve_connection(
             tg.cancel_scope.cancel()
     finally:
         await stream.aclose()
+
+
+def refusal(line: bytes, problem: Exception) -> types.JSONRPCError:
+    """The answer to a line that is no JSON-RPC message: a parse error (-32700) for what is not
+    JSON the parser takes (invalid UTF-8, a lone surrogate escape, nesting too deep, a number out
+    of range), an invalid request (-32600) for JSON of another shape (an id without a method).
+    It goes to the line's id when one can be read (else ``null``), with the seed-001 envelope in
+    ``data``; it names the reason and the size, never the content."""
+    first: dict[str, Any] = {"type": "json_invalid", "msg": type(problem).__name__}
+    if isinstance(problem, pydantic.ValidationError):
+        first = dict(problem.errors(include_url=False, include_context=False, include_input=False)[0])
+    if first["type"] == "json_invalid":
+        code, what = types.PARSE_ERROR, f"Parse error: {first['msg']}"
+    else:
+        code = types.INVALID_REQUEST
+        what = "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
+    envelope = ValidationError(
+        what,
+        code="VAL_MALFORMED_MESSAGE",
+        details={"bytes": len(line)},
+        suggestion="Send one JSON-RPC 2.0 message per line: UTF-8 JSON (no lone surrogate escapes, numbers "
+        "in range, nested at most 200 levels) with a method, and an id for a request.",
+    ).to_envelope()["error"]
+    error = types.ErrorData(code=code, message=what, data=envelope)
+    return types.JSONRPCError(jsonrpc="2.0", id=message_id(line), error=error)

@@ -2,10 +2,12 @@
 
 It relays the client's newline-delimited JSON-RPC to the data directory's daemon over its Unix
 socket and the answers back, starting the daemon when none runs (link.py). It keeps what it
-needs to survive the daemon's death (kill -9, a crash): the client's ``initialize`` and
-``initialized``, and every request not yet answered. When the connection drops it starts (or
-finds) a daemon again, replays the handshake (swallowing the second ``initialize`` answer) and
-re-sends the unanswered requests. Each ``tools/call`` carries a request key in ``_meta``
+needs to survive the daemon's death (kill -9, a crash): the request that settled the session's
+protocol era (an ``initialize`` the daemon accepted, then ``initialized``; or an accepted
+``server/discover`` for a 2026-07-28 session) and every request not yet answered. When the
+connection drops it starts (or finds) a daemon again, replays that handshake first (swallowing its
+answer: a new connection takes the era of its first request) and re-sends the unanswered
+requests. Each ``tools/call`` carries a request key in ``_meta``
 (core/request_key.py), the same on every re-send, so the daemon applies a re-sent write once.
 The forwarder's first line on each connection names its tool profile (MEMORY_SERVER__PROFILE), so
 sessions of different profiles share one daemon.
@@ -25,21 +27,22 @@ import re
 import select
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 from memory_service.core.request_key import REQUEST_KEY_META
-from memory_service.daemon.link import GONE, DaemonLink, DaemonUnavailable, connect
+from memory_service.daemon.link import GONE, DaemonLink, DaemonUnavailable, RestartBudget, connect
 from memory_service.daemon.paths import DaemonPaths
+from memory_service.daemon.wire import message_id
 
 logger = logging.getLogger(__name__)
 
 INTERNAL_ERROR = -32603
 # An answer (not a request from the server) as the SDK writes it: jsonrpc, id, then result/error.
-_RESPONSE = re.compile(rb'^\{"jsonrpc":"2\.0","id":(?P<id>-?\d+|"(?:[^"\\]|\\.)*"),"(?:result|error)"')
-RESTARTS_PER_MINUTE = 5  # a daemon dying more often than this is not retried again
+_RESPONSE = re.compile(rb'^\{"jsonrpc":"2\.0","id":(?P<id>-?\d+|"(?:[^"\\]|\\.)*"),"(?P<kind>result|error)"')
+# The requests that settle a connection's protocol era (the MCP SDK serves the era of the first).
+_OPENINGS = ("initialize", "server/discover")
 
 
 def _id_key(value: Any) -> str:
@@ -71,12 +74,13 @@ class Forwarder:
         self._start_timeout = start_timeout
         self._profile = profile
         self._pending: dict[str, tuple[Any, bytes]] = {}  # unanswered requests, in order
-        self._initialize: tuple[Any, bytes] | None = None
+        self._openings: dict[str, tuple[str, bytes]] = {}  # era-settling requests not answered yet
+        self._handshake: tuple[str, bytes] | None = None  # the one the daemon accepted, replayed first
         self._initialized: bytes | None = None
         self._link: DaemonLink | None = None
         self._lock = threading.Lock()  # sends and reconnects
         self._out = threading.Lock()  # one whole line at a time on stdout, from either thread
-        self._restarts: list[float] = []
+        self._budget = RestartBudget()  # daemon deaths, shared with connect()'s own retries
         self._fatal: DaemonUnavailable | None = None
         self._closing = False
         self._stdout = sys.stdout.fileno()
@@ -85,7 +89,9 @@ class Forwarder:
     def run(self) -> int:
         """Relay until the client closes stdin; 1 when no daemon could serve it."""
         try:
-            self._link = connect(self._paths, start=True, start_timeout=self._start_timeout)
+            self._link = connect(
+                self._paths, start=True, start_timeout=self._start_timeout, budget=self._budget
+            )
             logger.info(
                 "forwarding to the memory-service daemon (pid %s; its log: %s)",
                 self._link.hello.get("pid"),
@@ -123,11 +129,19 @@ class Forwarder:
                         self._link.send(line)  # if it failed: re-sent after reconnecting
 
     def _note(self, line: bytes) -> tuple[bytes, Any]:
-        """Remember what a reconnect needs; stamp tools/call with a request key."""
+        """Remember what a reconnect needs; stamp tools/call with a request key. A line json
+        cannot take (invalid UTF-8, nesting past the recursion limit, a huge number) goes on as
+        it came, noted under the id it names: the daemon answers it with an error."""
         try:
-            message = json.loads(line)
-        except ValueError:
-            return line, None  # the daemon answers the parse error
+            return self._noted(line)
+        except (ValueError, RecursionError):
+            request_id = message_id(line)
+            if request_id is not None:
+                self._pending[_id_key(request_id)] = (request_id, line)
+            return line, request_id
+
+    def _noted(self, line: bytes) -> tuple[bytes, Any]:
+        message = json.loads(line)
         if not isinstance(message, dict):
             return line, None
         method = message.get("method")
@@ -141,8 +155,8 @@ class Forwarder:
             if isinstance(meta, dict) and REQUEST_KEY_META not in meta:
                 meta[REQUEST_KEY_META] = str(uuid.uuid4())
                 line = json.dumps(message, separators=(",", ":")).encode() + b"\n"
-        if method == "initialize":
-            self._initialize = (message["id"], line)
+        if method in _OPENINGS:
+            self._openings[_id_key(message["id"])] = (method, line)
         self._pending[_id_key(message["id"])] = (message["id"], line)
         return line, message["id"]
 
@@ -165,12 +179,19 @@ class Forwarder:
     def _answered(self, line: bytes) -> None:
         found = _RESPONSE.match(line)  # the SDK's field order; a big answer is not parsed whole
         if found:
-            self._pending.pop(_id_key(json.loads(found["id"])), None)
-            return
-        with contextlib.suppress(ValueError):
-            message = json.loads(line)
-            if isinstance(message, dict) and "id" in message and "method" not in message:
-                self._pending.pop(_id_key(message["id"]), None)
+            key, accepted = _id_key(json.loads(found["id"])), found["kind"] == b"result"
+        else:
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError):
+                return
+            if not isinstance(message, dict) or "id" not in message or "method" in message:
+                return
+            key, accepted = _id_key(message["id"]), "result" in message
+        self._pending.pop(key, None)
+        opening = self._openings.pop(key, None)
+        if opening is not None and accepted:  # the session's era is settled (a refused one is not)
+            self._handshake = opening
 
     def _reconnect(self) -> bool:
         """A daemon again, the handshake replayed, the unanswered requests re-sent; False when
@@ -179,16 +200,12 @@ class Forwarder:
             if self._link is not None:
                 self._link.close()
             self._link = None
-            now = time.monotonic()
-            self._restarts = [t for t in self._restarts if now - t < 60] + [now]
             try:
-                if len(self._restarts) > RESTARTS_PER_MINUTE:
-                    raise DaemonUnavailable(
-                        f"the memory-service daemon stopped {len(self._restarts)} times in a minute; "
-                        f"see {self._paths.log}"
-                    )
+                self._budget.spend(self._paths)
                 logger.warning("the memory-service daemon went away; reconnecting")
-                link = connect(self._paths, start=True, start_timeout=self._start_timeout)
+                link = connect(
+                    self._paths, start=True, start_timeout=self._start_timeout, budget=self._budget
+                )
                 self._replay(link)
             except (DaemonUnavailable, *GONE) as exc:
                 self._fail(
@@ -209,17 +226,19 @@ class Forwarder:
 
     def _replay(self, link: DaemonLink) -> None:
         link.send(self._profile)  # the new connection speaks the client's profile too
-        init_answered = self._initialize is not None and _id_key(self._initialize[0]) not in self._pending
-        if init_answered and self._initialize is not None:
+        # The era the session settled, before anything else crosses: the connection serves the
+        # era of its first request, and refuses the other era's requests from then on.
+        if self._handshake is not None:
+            method, line = self._handshake
             self._replays += 1
-            message = json.loads(self._initialize[1])
+            message = json.loads(line)
             message["id"] = f"memory-service-forwarder-{self._replays}"
             link.send(json.dumps(message).encode() + b"\n")
             while True:  # its answer is ours, not the client's (who already has one)
                 answer = json.loads(link.receive_line())
                 if isinstance(answer, dict) and answer.get("id") == message["id"]:
                     break
-            if self._initialized is not None:
+            if method == "initialize" and self._initialized is not None:
                 link.send(self._initialized)
         for _, line in list(self._pending.values()):
             link.send(line)

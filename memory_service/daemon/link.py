@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import re
 import socket
@@ -34,6 +35,7 @@ from memory_service.stores.owner_lock import read_owner
 if TYPE_CHECKING:
     from memory_service.settings import Settings
 
+logger = logging.getLogger(__name__)
 # The other end went away: EOFError for a clean end of stream, OSError for the rest (a reset, a
 # broken pipe, a socket closed by another thread).
 GONE = (EOFError, OSError)
@@ -47,6 +49,29 @@ class DaemonUnavailable(Exception):
     def __init__(self, message: str, code: str = "SVC_DAEMON_UNAVAILABLE") -> None:
         super().__init__(message)
         self.code = code
+
+
+class RestartBudget:
+    """How often a session's daemon may die before the session stops starting new ones
+    (docs/daemon.md, Faults): more than ``limit`` deaths in ``window`` seconds, counting daemons
+    that died before they listened and daemons that died serving."""
+
+    def __init__(self, limit: int = 5, window: float = 60.0) -> None:
+        self._limit = limit
+        self._window = window
+        self._deaths: list[float] = []
+
+    def spend(self, paths: DaemonPaths, last: str = "") -> None:
+        """Count one death (``last``: how it ended, when known); DaemonUnavailable when that is
+        one too many."""
+        now = time.monotonic()
+        self._deaths = [t for t in self._deaths if now - t < self._window] + [now]
+        if len(self._deaths) > self._limit:
+            how = f" (the last one {last})" if last else ""
+            raise DaemonUnavailable(
+                f"the memory-service daemon stopped {len(self._deaths)} times in {self._window:.0f} s{how}; "
+                f"see {paths.log}"
+            )
 
 
 class DaemonLink:
@@ -83,8 +108,16 @@ class DaemonLink:
         self._sock.close()
 
 
-def connect(paths: Settings | DaemonPaths, *, start: bool, start_timeout: float = 120.0) -> DaemonLink:
-    """A checked link to the running daemon; with ``start``, start one when none runs."""
+def connect(
+    paths: Settings | DaemonPaths,
+    *,
+    start: bool,
+    start_timeout: float = 120.0,
+    budget: RestartBudget | None = None,
+) -> DaemonLink:
+    """A checked link to the running daemon; with ``start``, start one when none runs. A daemon
+    started here that dies before it listens, without saying why (killed, crashed), is started
+    again while ``budget`` allows (a fresh one when None)."""
     if not isinstance(paths, DaemonPaths):  # memory-cli's settings
         start_timeout = paths.daemon.start_timeout_s
         paths = DaemonPaths.of(paths)
@@ -97,17 +130,24 @@ def connect(paths: Settings | DaemonPaths, *, start: bool, start_timeout: float 
         link = _try_connect(paths, start_timeout)  # another session started it meanwhile
         if link is not None:
             return link
-        proc = _spawn(paths)
+        budget = budget or RestartBudget()
+        proc, logged = _spawn(paths)
         deadline = time.monotonic() + start_timeout
         while time.monotonic() < deadline:
             link = _try_connect(paths, start_timeout)
             if link is not None:
                 return link
             if proc.poll() is not None:
-                problem = _why_it_exited(paths, proc.returncode)
-                if problem.code != "SVC_DATA_DIR_LOCKED" or not _stopping_daemon_left(paths, deadline):
+                problem = _why_it_exited(paths, proc.returncode, logged)
+                if problem.code == "SVC_DATA_DIR_LOCKED" and _stopping_daemon_left(paths, deadline):
+                    proc, logged = _spawn(paths)  # the previous daemon was still closing its stores: again
+                elif problem.code == "SVC_DAEMON_DIED":  # killed or crashed: a new one may fare better
+                    logger.warning("the memory-service daemon %s; starting another", _how(proc.returncode))
+                    budget.spend(paths, _how(proc.returncode))
+                    proc, logged = _spawn(paths)
+                    deadline = time.monotonic() + start_timeout
+                else:  # it said why it cannot start: starting it again would not change that
                     raise problem
-                proc = _spawn(paths)  # the previous daemon was still closing its stores: again
             time.sleep(0.05)
     raise DaemonUnavailable(
         f"the memory-service daemon did not start within {start_timeout:.0f} s. See {paths.log}; raise "
@@ -183,12 +223,14 @@ def _spawn_lock(paths: DaemonPaths, timeout: float) -> Iterator[None]:
         os.close(fd)  # closing drops the flock
 
 
-def _spawn(paths: DaemonPaths) -> subprocess.Popen[bytes]:
+def _spawn(paths: DaemonPaths) -> tuple[subprocess.Popen[bytes], int]:
     """``memory-service daemon`` in its own session (a client's process group may be killed
-    when the session ends; the daemon must outlive it), logging to the data directory."""
+    when the session ends; the daemon must outlive it), logging to the data directory; with the
+    log's size before it, where its own lines begin."""
     paths.data_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "MEMORY_DATA_DIR": str(paths.data_dir)}
     with open(paths.log, "ab") as log:
+        logged = log.tell()
         proc = subprocess.Popen(
             # this very package, whatever the session's working directory holds (relay.py)
             this_package("from memory_service.__main__ import main; sys.exit(main(['daemon']))"),
@@ -199,13 +241,20 @@ def _spawn(paths: DaemonPaths) -> subprocess.Popen[bytes]:
             start_new_session=True,
         )
     threading.Thread(target=proc.wait, name="reap-daemon", daemon=True).start()  # no zombie when it exits
-    return proc
+    return proc, logged
 
 
-def _why_it_exited(paths: DaemonPaths, code: int | None) -> DaemonUnavailable:
-    """The daemon's own one-line reason (it prints one before exiting), else where to look."""
+def _how(code: int | None) -> str:
+    return f"exited with code {code} before accepting connections"
+
+
+def _why_it_exited(paths: DaemonPaths, code: int | None, logged: int) -> DaemonUnavailable:
+    """The daemon's own one-line reason (it prints one before exiting: its log from ``logged``
+    on), else SVC_DAEMON_DIED and where to look."""
     try:
-        tail = paths.log.read_text(errors="replace").splitlines()[-50:]
+        with open(paths.log, "rb") as log:
+            log.seek(logged)
+            tail = log.read().decode(errors="replace").splitlines()[-50:]
     except OSError:
         tail = []
     for line in reversed(tail):
@@ -213,5 +262,6 @@ def _why_it_exited(paths: DaemonPaths, code: int | None) -> DaemonUnavailable:
         if found:
             return DaemonUnavailable(found["message"], found["code"])
     return DaemonUnavailable(
-        f"the memory-service daemon exited with code {code} before accepting connections; see {paths.log}"
+        f"the memory-service daemon {_how(code)}; see {paths.log}",
+        code="SVC_DAEMON_DIED",
     )
