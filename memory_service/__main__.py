@@ -145,9 +145,10 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         from memory_service.daemon.relay import become_relay
 
         become_relay(settings)  # this process becomes the small relay to the daemon (same pid)
+    from memory_service.daemon.connection import serve_stdio
     from memory_service.server import build_server
 
-    build_server(settings).run("stdio")
+    serve_stdio(build_server(settings)._lowlevel_server)
     return 0
 
 

@@ -1,13 +1,15 @@
 """One MCP session over a byte stream (a Unix socket): newline-delimited JSON-RPC, as over stdio.
 
 The forwarder relays its client's stdio lines unchanged, so the daemon serves exactly the
-stdio framing on each socket connection.
+stdio framing on each socket connection. ``memory-service --no-daemon`` serves its own stdio the
+same way (:func:`serve_stdio`), so a line no parser takes is answered there too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -133,3 +135,32 @@ def refusal(line: bytes, problem: Exception) -> types.JSONRPCError:
     ).to_envelope()["error"]
     error = types.ErrorData(code=code, message=what, data=envelope)
     return types.JSONRPCError(jsonrpc="2.0", id=message_id(line), error=error)
+
+
+class StdioStream(ByteStream):
+    """The process's stdin and stdout as one byte stream (reads and writes in worker threads)."""
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        data = await anyio.to_thread.run_sync(os.read, 0, max_bytes, abandon_on_cancel=True)
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
+    async def send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            try:
+                view = view[await anyio.to_thread.run_sync(os.write, 1, view) :]
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+
+    async def send_eof(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+def serve_stdio(server: Server[Any]) -> None:
+    """One session on this process's stdio, framed and guarded as a daemon connection is."""
+    anyio.run(serve_connection, server, StdioStream())

@@ -26,10 +26,10 @@ INITIALIZE = {
 
 
 class RawSession:
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    def __init__(self, env: dict[str, str], log: Path, args: tuple[str, ...] = ()) -> None:
         self._log: IO[bytes] = log.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "memory_service"],
+            [sys.executable, "-m", "memory_service", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

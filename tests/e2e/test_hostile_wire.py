@@ -73,8 +73,12 @@ def _refused(answer: dict[str, Any]) -> dict[str, Any]:
     return envelope
 
 
-def test_every_hostile_line_is_answered_and_the_session_goes_on(tmp_path: Path) -> None:
-    session = RawSession(server_env(tmp_path / "data", model=None), tmp_path / "stderr.log")
+@pytest.mark.parametrize("args", [(), ("--no-daemon",)], ids=["relay", "no-daemon"])
+def test_every_hostile_line_is_answered_and_the_session_goes_on(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """Through the relay and its daemon, and through a --no-daemon server on its own stdio."""
+    session = RawSession(server_env(tmp_path / "data", model=None), tmp_path / "stderr.log", args)
     try:
         session.initialize()
         for n, (what, request_id, line) in enumerate(HOSTILE):
@@ -91,7 +95,7 @@ def test_every_hostile_line_is_answered_and_the_session_goes_on(tmp_path: Path) 
             # tool refuses the metadata (at most 6 levels).
             assert code == ("VAL_MALFORMED_MESSAGE" if depth >= 200 else "VAL_METADATA_TOO_DEEP"), depth
             session.call(10_000 + depth, "memory_search", {"query": "cache"})
-        # The relay is still the session's process: it answered everything and exits cleanly.
+        # The session's process (the relay, or the server itself) answered everything and exits cleanly.
         assert session.proc.poll() is None
     finally:
         code = session.close()
