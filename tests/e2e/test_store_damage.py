@@ -291,15 +291,16 @@ def _session(root: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("kind", FILES)
+@pytest.mark.parametrize("kind", [*FILES, "vectors-wal-folder"])
 async def test_read_only_store_refuses_to_start_and_changes_nothing(
     template: tuple[Path, Written], tmp_path: Path, kind: str
 ) -> None:
     """Not damage: the server (through its daemon), health and repair refuse with SVC_STORE_READONLY
-    naming the file, nothing is moved or written; once writable again, everything is there."""
+    naming the file (or the folder holding it), nothing is moved or written; once writable again,
+    everything is there."""
     root, written = _copy(template[0], tmp_path), template[1]
     data = root / "data"
-    files = _targets(data, kind)
+    files = [data / "vectors" / "memories" / "wal"] if kind.endswith("folder") else _targets(data, kind)
     _immutable(files, True)
     try:
         before = _state(data)
