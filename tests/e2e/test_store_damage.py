@@ -1,5 +1,5 @@
 """Damage never loses acknowledged data silently: 24 kinds of damage, each detected and repaired;
-6 read-only files, each refused at start-up with nothing changed.
+6 read-only files (and a read-only folder), each refused at start-up with nothing changed.
 
 The kinds: {deleted, emptied, truncated to half, zeroed (the first MiB)} x {the memories vector
 collection's segment (``segment.json``), its WAL (every file of ``wal/``), the graph file
