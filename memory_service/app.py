@@ -55,7 +55,7 @@ from memory_service.core.telemetry import Telemetry
 from memory_service.core.write_gate import WriteGate
 from memory_service.resident import trim_heap
 from memory_service.settings import Settings, head_branch
-from memory_service.stores import graph_salvage, vector_salvage
+from memory_service.stores import graph_salvage, store_access, vector_salvage
 from memory_service.stores.factory import build_stores
 from memory_service.stores.local_db import DB_FILENAME
 from memory_service.stores.owner_lock import OwnerLock
@@ -170,6 +170,7 @@ def open_services(
     lock.acquire()
     presence = StorePresence(settings)  # a store that existed and is gone is an alarm, not a fresh start
     try:
+        store_access.check_writable(settings)  # a permission problem, before any engine opens a file
         presence.check_files(accept_empty=accept_empty)
         if repair and settings.graph.backend == "embedded":
             presence.graph_repair = graph_salvage.prepare(settings)  # moves a damaged graph aside

@@ -153,14 +153,17 @@ def _graph_file(root: Path) -> Path:
 # --------------------------------------------------------------------------- the graph
 
 
-async def test_read_only_graph_starts_without_it_and_recovers_when_writable(
+async def test_read_only_graph_refuses_to_start_and_recovers_when_writable(
     copy: tuple[Path, dict[str, str]],
 ) -> None:
     root, ids = copy
     graph_file = _graph_file(root)
     _read_only(graph_file)
-    async with _server(root) as client:
-        await _graph_unavailable(client, ids)
+    with pytest.raises(Exception) as refused_start:  # the MCP initialize fails with the reason
+        async with _server(root):
+            pass
+    text = repr(refused_start.value)
+    assert f"The store file {graph_file} cannot be written" in text and "chattr -i" in text, text
     # repair does not move a healthy graph aside for a permission problem: it says what to fix.
     refused = _cli("repair", root=root)
     assert refused.returncode != 0 and "Traceback" not in refused.stderr, refused.stderr

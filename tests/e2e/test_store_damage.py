@@ -1,9 +1,11 @@
-"""Damage never loses acknowledged data silently: 24 kinds of damage, each detected and repaired.
+"""Damage never loses acknowledged data silently: 24 kinds of damage, each detected and repaired;
+6 read-only files (and a read-only folder), each refused at start-up with nothing changed.
 
 The kinds: {deleted, emptied, truncated to half, zeroed (the first MiB)} x {the memories vector
 collection's segment (``segment.json``), its WAL (every file of ``wal/``), the graph file
 (``graph``), its WAL (``graph.wal``), ``local.sqlite3``, its WAL (``local.sqlite3-wal``)}. A
-read-only file is a permission problem, not damage: ``test_damaged_stores.py`` covers it.
+read-only (``chattr +i``) file of the same six is a permission problem, not damage: the start and
+``memory-cli repair`` refuse with ``SVC_STORE_READONLY`` naming it, and nothing is moved.
 
 One data directory is written once through a real MCP server process (``python -m
 memory_service`` over stdio): memories with explicit relationships, a clean stop (so every main
@@ -22,8 +24,10 @@ Each case damages a copy of it, then checks, as a user would see it through an M
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +37,7 @@ import pytest
 from mcp import Client
 
 from memory_service.server import build_server
-from tests.conftest import NOT_APPLICABLE, PROFILE, REPO, require_model, server_env
+from tests.conftest import NOT_APPLICABLE, PROFILE, REPO, missing, require_model, server_env
 from tests.e2e.conftest import call_ok, make_settings
 from tests.e2e.crash_client import StdioServer
 
@@ -241,3 +245,91 @@ async def test_unrecoverable_memories_can_be_written_off(
     assert after is not None and after["found"] == set(written.ids) - lost, (after, outcome)
     assert after["health"]["stores"] == "ok", after
     assert all(set(e) <= after["found"] for e in after["edges"]), after  # their nodes went too
+
+
+# --------------------------------------------------------------------------- read-only files
+
+
+def _immutable(files: list[Path], on: bool) -> None:
+    """``chattr +i``: unwritable even for root (the tests often run as root; file modes bind no root)."""
+    if shutil.which("chattr") is None:
+        missing("chattr (e2fsprogs) is needed to make a store file unwritable")
+    done = subprocess.run(["chattr", "+i" if on else "-i", *map(str, files)], capture_output=True, text=True)
+    if on and done.returncode:
+        missing(f"chattr +i is not permitted here: {done.stderr.strip()}")
+
+
+def _state(data: Path) -> dict[str, tuple[int, int, str]]:
+    """Every file of the data directory but the lock: size, mtime, content digest."""
+    return {
+        str(p.relative_to(data)): (
+            p.stat().st_size,
+            p.stat().st_mtime_ns,
+            hashlib.sha256(p.read_bytes()).hexdigest(),
+        )
+        for p in sorted(data.rglob("*"))
+        if p.is_file() and p.name not in ("owner.lock", "daemon.log")
+    }
+
+
+def _session(root: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m memory_service`` as an MCP client starts it (through its daemon): initialize."""
+    env = {k: v for k, v in _env(root).items() if k != "MEMORY_DAEMON__ENABLED"}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "memory_service"], input=json.dumps(hello) + "\n",
+        env=env, cwd=REPO, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", [*FILES, "vectors-wal-folder"])
+async def test_read_only_store_refuses_to_start_and_changes_nothing(
+    template: tuple[Path, Written], tmp_path: Path, kind: str
+) -> None:
+    """Not damage: the server (through its daemon), health and repair refuse with SVC_STORE_READONLY
+    naming the file (or the folder holding it), nothing is moved or written; once writable again,
+    everything is there."""
+    root, written = _copy(template[0], tmp_path), template[1]
+    data = root / "data"
+    files = [data / "vectors" / "memories" / "wal"] if kind.endswith("folder") else _targets(data, kind)
+    _immutable(files, True)
+    try:
+        before = _state(data)
+        session = _session(root)
+        log = (data / "daemon.log").read_text()
+        assert session.returncode != 0 and "SVC_STORE_READONLY" in session.stdout, session
+        assert str(files[0]) in session.stdout and "chattr -i" in session.stdout, session.stdout
+        assert str(files[0]) in log and "Traceback" not in session.stderr + log, session.stderr + log
+        env = {k: v for k, v in _env(root).items() if k != "MEMORY_DAEMON__ENABLED"}
+        health = subprocess.run(
+            [sys.executable, "-m", "memory_service.cli", "health"],
+            env=env, cwd=REPO, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert health.returncode == 1 and str(files[0]) in health.stderr, health
+        assert "chattr -i" in health.stderr and "Traceback" not in health.stderr, health.stderr
+        repair = subprocess.run(
+            [sys.executable, "-m", "memory_service.cli", "repair", "--json"],
+            env=env, cwd=REPO, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert repair.returncode == 2 and "Traceback" not in repair.stderr, repair
+        error = json.loads(repair.stdout)["error"]
+        assert error["code"] == "SVC_STORE_READONLY" and str(files[0]) in error["details"]["paths"], error
+        assert _state(data) == before  # nothing moved aside, nothing written
+    finally:
+        _immutable(files, False)
+    after = await _look(root, written)
+    assert after is not None, "the server does not start once the file is writable again"
+    assert after["found"] == set(written.ids) and after["edges"] == set(written.edges), after
+    assert after["audited"] == set(written.ids), after
+    assert (after["health"]["vectors"], after["health"]["graph"], after["health"]["stores"]) == ("ok",) * 3, (
+        after
+    )
