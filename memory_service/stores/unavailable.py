@@ -1,6 +1,6 @@
 """A stand-in for a store that could not be opened at start-up.
 
-Why: a damaged derived store (a read-only, corrupt or WAL-truncated graph) must not keep the whole
+Why: a damaged derived store (a corrupt or WAL-truncated graph) must not keep the whole
 server from starting while the memory records themselves are readable (issue 12). The factory puts
 this object in the store's place: every call raises :class:`ServiceUnavailableError` with the
 reason the store could not be opened (the tools turn it into the ``SERVICE_UNAVAILABLE`` envelope),
@@ -18,8 +18,7 @@ from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, Rel
 
 REPAIR_HINT = (
     "Stop the server and run `memory-cli repair`: it moves the damaged graph aside (never deletes "
-    "it) and rebuilds the graph from the memory records. If the files are only read-only, make "
-    "them writable by the server's user and restart instead."
+    "it) and rebuilds the graph from the memory records."
 )
 
 
