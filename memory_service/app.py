@@ -221,6 +221,8 @@ def open_services(
         stale.mark,
         sync=sync,
     )
+    archive = ArchiveService(stores, writer, memory, settings.actor)
+    memory.attach_archiver(archive)
     search = SearchService(Ranker(stores, settings.ranking, scope))
     gate = WriteGate()
     jobs = JobManager(stores.cache, gate=gate)
@@ -235,7 +237,7 @@ def open_services(
         explain=ExplainService(search, scope),
         feedback=FeedbackService(stores, writer, memory, settings.actor),
         supersede=SupersedeService(stores, writer, memory, settings.actor),
-        archive=ArchiveService(stores, writer, memory, settings.actor),
+        archive=archive,
         index=index,
         code=CodeSearch(stores),
         graph=GraphToolsService(

@@ -26,9 +26,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from memory_service import __version__
+from memory_service.daemon.boot import this_package
 from memory_service.daemon.hello import HELLO_METHOD
 from memory_service.daemon.paths import DaemonPaths
-from memory_service.daemon.relay import this_package
 from memory_service.daemon.wire import MAX_LINE
 from memory_service.stores.owner_lock import read_owner
 

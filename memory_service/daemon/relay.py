@@ -22,17 +22,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-import memory_service
+from memory_service.daemon.boot import this_package
 from memory_service.daemon.paths import DaemonPaths
 
 if TYPE_CHECKING:
     from memory_service.settings import Settings
 
-# ``python -P -c BOOT ROOT ...``: the new interpreter imports the very package this one runs (ROOT
-# holds it), whatever the working directory holds. ``-m`` would put the working directory first on
-# sys.path (a session opened in another checkout of this project would run that code); -P keeps it
-# off. The relay and the daemon it starts (link.py) are both started this way.
-_BOOT = "import sys; root = sys.argv.pop(1); root in sys.path or sys.path.insert(0, root); "
 _COMM = Path("/proc/self/comm")  # the name ps and top show: the console script's, not "python3"
 
 
@@ -71,13 +66,6 @@ class Handover:
         data = json.loads(text)
         paths = DaemonPaths(**{field: Path(path) for field, path in data.pop("paths").items()})
         return cls(paths=paths, **data)
-
-
-def this_package(code: str, *args: str) -> list[str]:
-    """The command line of an interpreter that runs ``code`` (after ``import sys``) with ``args``
-    in ``sys.argv[1:]``, importing this very ``memory_service`` package."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(memory_service.__file__)))
-    return [sys.executable, "-P", "-c", _BOOT + code, root, *args]
 
 
 def become_relay(settings: Settings) -> NoReturn:

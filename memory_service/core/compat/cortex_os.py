@@ -41,6 +41,7 @@ from memory_service.core.compat.cortex_os_schemas import (
     UpdateInput,
     UpdateSnapshot,
 )
+from memory_service.core.compat.profile_services import ProfileServices
 from memory_service.core.errors import NotFoundError, ValidationError
 from memory_service.core.models import MemoryRecord, MemoryStatus, MemoryType, utcnow
 from memory_service.core.ports import PayloadFilter
@@ -126,9 +127,9 @@ def replacement(
 
 
 class CortexOs:
-    """Seed 003's five operations over one process's services (``app.Services``)."""
+    """Seed 003's five operations over one process's services (profile_services.ProfileServices)."""
 
-    def __init__(self, services: Any) -> None:
+    def __init__(self, services: ProfileServices) -> None:
         self._services = services
         self._memory = services.memory
         self._stores = services.stores

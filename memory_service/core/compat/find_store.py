@@ -18,7 +18,7 @@ Errors keep our precise codes in ``details.code`` and carry the seed's five (FR-
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memory_service.core.compat.chunking import MAX_SECTION_CHARS
 from memory_service.core.compat.find_store_items import (
@@ -45,6 +45,7 @@ from memory_service.core.compat.find_store_schemas import (
     StoreOutput,
     StoreRequest,
 )
+from memory_service.core.compat.profile_services import ProfileServices
 from memory_service.core.dedupe import dedupe_key
 from memory_service.core.errors import ConflictError, MemoryServiceError, ValidationError
 from memory_service.core.limits import clip_text
@@ -64,9 +65,6 @@ from memory_service.core.services.write_rules import CHAIN_KEYS, check_governed_
 from memory_service.core.validation import validate_input
 from memory_service.settings import RANKING_PROFILES
 
-if TYPE_CHECKING:
-    from memory_service.app import Services
-
 # Called with a record's previous version once an update of it went through.
 Refresh = Callable[[MemoryRecord], None]
 
@@ -75,7 +73,7 @@ Refresh = Callable[[MemoryRecord], None]
 
 
 class FindStore:
-    """memory.find and memory.store over the shared services (built per call from Services)."""
+    """memory.find and memory.store over the shared services (built per call from the services)."""
 
     def __init__(
         self, memory: MemoryService, search: SearchService, stores: Stores, project: str | None
@@ -86,7 +84,7 @@ class FindStore:
         self._project = project  # the caller's (an item's scope may name another)
 
     @classmethod
-    def of(cls, services: Services) -> FindStore:
+    def of(cls, services: ProfileServices) -> FindStore:
         return cls(services.memory, services.search, services.stores, services.settings.project)
 
     # ------------------------------------------------------------------ memory.find

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memory_service.core.compat.interface_v1_schemas import (
     KINDS,
@@ -64,6 +64,7 @@ from memory_service.core.compat.interface_v1_schemas import (
     WriteRequest,
     parse_update,
 )
+from memory_service.core.compat.profile_services import ProfileServices
 from memory_service.core.errors import MemoryServiceError, NotFoundError, ValidationError
 from memory_service.core.feedback_schemas import MemoryFeedbackInput, MemorySupersedeInput
 from memory_service.core.models import PROBLEM_LINKED_KINDS, MemoryStatus, MemoryType
@@ -74,9 +75,6 @@ from memory_service.core.services.guards import parse_uuid
 from memory_service.core.services.kinds import PROBLEM_KIND
 from memory_service.core.services.signals import FACT_UPDATE_KINDS
 
-if TYPE_CHECKING:
-    from memory_service.app import Services
-
 RELATED = "RELATED_TO"
 PROBLEM_LINK_KINDS = frozenset({PROBLEM_KIND, *PROBLEM_LINKED_KINDS})
 EVIDENCE_KINDS = frozenset({"change"})  # rule 3: kinds written with at least one evidence_ref
@@ -85,7 +83,7 @@ EVIDENCE_KINDS = frozenset({"change"})  # rule 3: kinds written with at least on
 # --------------------------------------------------------------------------- read
 
 
-def read(services: Services, req: ReadRequest) -> ReadOutput:
+def read(services: ProfileServices, req: ReadRequest) -> ReadOutput:
     """A search in the repository (and the global memories), answered in seed-002 terms."""
     expand = req.expand or Expand()
     kinds = list(req.kinds) if req.kinds else None
@@ -127,7 +125,7 @@ def read(services: Services, req: ReadRequest) -> ReadOutput:
     )
 
 
-def _projects(services: Services, ids: list[str]) -> dict[str, str]:
+def _projects(services: ProfileServices, ids: list[str]) -> dict[str, str]:
     """Each result's project (search results do not carry their scope): one read by id."""
     if not ids:
         return {}
@@ -202,7 +200,7 @@ WRITE_FIELDS = {
 }
 
 
-def write(services: Services, req: WriteRequest) -> WriteOutput:
+def write(services: ProfileServices, req: WriteRequest) -> WriteOutput:
     """Check the seed's semantic rules, then store through MemoryService.add."""
     memory = req.memory
     links = memory.links or WriteLinks()
@@ -248,7 +246,7 @@ def check_evidence(memory: WriteMemory) -> None:
         )
 
 
-def check_write_links(services: Services, repo_id: str, kind: str, links: WriteLinks) -> None:
+def check_write_links(services: ProfileServices, repo_id: str, kind: str, links: WriteLinks) -> None:
     """Rules 1 and 2 for a write's links. The problem link of a solution or failed tactic is
     checked by MemoryService.add (the shared rule); here: the repository of every linked memory,
     and the problem link of the other kinds."""
@@ -302,7 +300,7 @@ UPDATE_FIELDS = {
 }
 
 
-def update(services: Services, req: UpdateRequest) -> UpdateOutput:
+def update(services: ProfileServices, req: UpdateRequest) -> UpdateOutput:
     """Validate the ``update`` branch, check the repository, and run the operation (or preview it)."""
     body = parse_update(req.update)
     try:
@@ -315,7 +313,7 @@ def update(services: Services, req: UpdateRequest) -> UpdateOutput:
         raise in_seed_terms(exc, UPDATE_FIELDS) from None
 
 
-def _archive(services: Services, req: UpdateRequest, body: ArchiveState) -> UpdateOutput:
+def _archive(services: ProfileServices, req: UpdateRequest, body: ArchiveState) -> UpdateOutput:
     in_repository(services, req.repo_id, {"memory_id": req.memory_id})
     out = services.archive.set_archived(
         req.memory_id, body.archived, rationale=body.rationale, dry_run=req.mode == "dry_run"
@@ -340,7 +338,7 @@ def _archive_note(archived: bool, verb: str) -> str:
     )
 
 
-def _vote(services: Services, req: UpdateRequest, body: UtilityVote) -> UpdateOutput:
+def _vote(services: ProfileServices, req: UpdateRequest, body: UtilityVote) -> UpdateOutput:
     in_repository(services, req.repo_id, {"memory_id": req.memory_id, "update.problem_id": body.problem_id})
     out = services.feedback.vote(
         MemoryFeedbackInput(
@@ -360,7 +358,7 @@ def _vote(services: Services, req: UpdateRequest, body: UtilityVote) -> UpdateOu
     return _update_output(req, "utility_vote", _status(out.status), effects, out.model_dump(mode="json"))
 
 
-def _fact_update_link(services: Services, req: UpdateRequest, body: FactUpdateLink) -> UpdateOutput:
+def _fact_update_link(services: ProfileServices, req: UpdateRequest, body: FactUpdateLink) -> UpdateOutput:
     in_repository(
         services,
         req.repo_id,
@@ -391,7 +389,7 @@ def _fact_update_link(services: Services, req: UpdateRequest, body: FactUpdateLi
     return _update_output(req, "fact_update_link", _status(out.status), effects, out.model_dump(mode="json"))
 
 
-def check_link_evidence(services: Services, change_id: str, body: FactUpdateLink) -> None:
+def check_link_evidence(services: ProfileServices, change_id: str, body: FactUpdateLink) -> None:
     """Rule 3 for a fact_update_link: evidence on the link, or on the change it links. A memory
     that is not a change is left to SupersedeService, which refuses it."""
     if body.evidence_refs:
@@ -436,7 +434,9 @@ def _update_output(
 # --------------------------------------------------------------------------- shared rules
 
 
-def in_repository(services: Services, repo_id: str, named: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+def in_repository(
+    services: ProfileServices, repo_id: str, named: Mapping[str, str]
+) -> dict[str, dict[str, Any]]:
     """Rule 2: the memories a request names (field -> id) that exist must be the repository's own
     or global; returns their payloads by field. Unknown ids are left to the services, which say
     which kind of memory was not found.

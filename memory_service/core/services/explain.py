@@ -27,7 +27,8 @@ from memory_service.core.routing import route_for
 from memory_service.core.scopes import CallerScope, fixed, read_conditions
 from memory_service.core.services.guards import parse_uuid
 from memory_service.core.services.ranker import Candidate
-from memory_service.core.services.search import SearchService, search_filter
+from memory_service.core.services.search import SearchService
+from memory_service.core.services.search_filter import search_filter
 from memory_service.core.ttl import EXPIRES_FIELD, NEVER
 
 SNIPPET_CHARS = 200

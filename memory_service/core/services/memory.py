@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from memory_service.core import actor, ttl
+from memory_service.core.archive_schemas import ArchiveOutput
 from memory_service.core.audit_edges import edge_ref
 from memory_service.core.dedupe import dedupe_key
 from memory_service.core.errors import (
@@ -81,6 +82,15 @@ from memory_service.settings import MemorySettings
 WriteAnswer = TypeVar("WriteAnswer", MemoryAddOutput, MemoryBulkAddOutput)
 
 
+class Archiver(Protocol):
+    """Archives and restores (core/services/archive.py, which builds on this service and is
+    attached to it once both exist: :meth:`MemoryService.attach_archiver`)."""
+
+    def set_archived(
+        self, memory_id: str, archived: bool, *, expected_version: int | None = None
+    ) -> ArchiveOutput: ...
+
+
 class MemoryService:
     def __init__(
         self,
@@ -102,6 +112,12 @@ class MemoryService:
         self._actor = actor
         self.locks = locks or KeyedLocks()  # shared with every service that writes a record back
         self._linker = ReferenceLinker(stores.vectors, stores.graph)  # REQ ids, components, code
+        self._archiver: Archiver | None = None
+
+    def attach_archiver(self, archiver: Archiver) -> None:
+        """memory_update ``archived`` is the archive service's work (one implementation, also
+        behind seed 002's ``archive_state``); it is handed over once built (app.py)."""
+        self._archiver = archiver
 
     @contextmanager
     def writing(self, *ids: tuple[str, str]) -> Iterator[list[str]]:
@@ -268,11 +284,9 @@ class MemoryService:
     def _set_archived(self, data: MemoryUpdateInput) -> MemoryUpdateOutput:
         """memory_update ``archived``: the archive service's work (one implementation, also behind
         seed 002's ``archive_state``), answered in memory_update's shape."""
-        from memory_service.core.services.archive import ArchiveService  # it builds on this service
-
-        assert data.archived is not None
-        archiver = ArchiveService(self._stores, self._writer, self, self._actor)
-        out = archiver.set_archived(data.memory_id, data.archived, expected_version=data.expected_version)
+        archiver, archived = self._archiver, data.archived
+        assert archived is not None and archiver is not None, "attach_archiver first"
+        out = archiver.set_archived(data.memory_id, archived, expected_version=data.expected_version)
         changed = ["status"] if out.status in ("archived", "restored") else []
         return MemoryUpdateOutput(memory_id=out.memory_id, status="updated", updated_fields=changed)
 

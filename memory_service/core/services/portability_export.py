@@ -26,7 +26,7 @@ from memory_service.core.services.portability_format import (
     dumps,
     float32_text,
 )
-from memory_service.core.services.search import search_filter
+from memory_service.core.services.search_filter import search_filter
 
 BATCH = 256
 Progress = Callable[[int, int], None]

@@ -24,18 +24,18 @@ from dataclasses import replace
 from typing import Any
 
 from memory_service.core.errors import ValidationError, memory_not_found
-from memory_service.core.models import MemoryStatus, MemoryType, utcnow
-from memory_service.core.ports import PayloadFilter
+from memory_service.core.models import MemoryStatus, utcnow
 from memory_service.core.records import MEMORIES, WRITE_GENERATION
 from memory_service.core.routing import AMBIENT, route_for
 from memory_service.core.sanitize import mask_value
 from memory_service.core.schemas import MemorySearchInput, MemorySearchOutput, SearchResult
-from memory_service.core.scopes import FACETS, facet, filter_parts, read_conditions
+from memory_service.core.scopes import read_conditions
 from memory_service.core.services.guards import parse_uuid
 from memory_service.core.services.ranker import Candidate, Plan, Ranker, attach_links
+from memory_service.core.services.search_filter import search_filter
 from memory_service.core.services.signals import FACT_UPDATE_LINKS, PROBLEM_KIND, PROBLEM_LINKS
 from memory_service.core.services.suggest import suggestions_for
-from memory_service.core.ttl import EXPIRES_FIELD, stale_mark
+from memory_service.core.ttl import stale_mark
 from memory_service.settings import RankingWeights
 
 CACHE_NAMESPACE = "search_fast"
@@ -236,56 +236,6 @@ def check_query(text: str) -> str:
             suggestion="Describe what you are looking for, e.g. 'how do we retry failed payments'.",
         )
     return query
-
-
-def search_filter(
-    memory_types: Sequence[str] | None,
-    time_range: Any = None,
-    *,
-    include_superseded: bool = False,
-    scope: dict[str, list[str]] | None = None,
-    hide_expired: bool = True,
-    tags: Sequence[str] | None = None,
-    labels: Sequence[str] | None = None,
-) -> PayloadFilter:
-    """Active, unexpired records, of the given types, created in the time range, not superseded
-    (by default), in the scope given (field → accepted values, core/scopes.py; None: any), with
-    one of ``tags`` and one of ``labels`` (records.MemoryRecord.label) when given."""
-    scoped, also_any = filter_parts(scope or {})
-    if tags:
-        also_any += ((FACETS, [facet("tag", t) for t in dict.fromkeys(tags)]),)
-    if labels:
-        also_any += ((FACETS, [facet("kind", k) for k in dict.fromkeys(labels)]),)
-    any_of: dict[str, Sequence[Any]] = dict(scoped)
-    if memory_types:
-        allowed = [t.value for t in MemoryType]
-        bad = [t for t in memory_types if t not in allowed]
-        if bad:
-            raise ValidationError(
-                f"Invalid memory type '{bad[0]}'. Must be one of: {', '.join(allowed)}",
-                code="VAL_INVALID_TYPE",
-                details={"field": "memory_types", "provided": bad, "allowed": allowed},
-                suggestion="Use one of the valid memory types listed in the allowed values.",
-            )
-        any_of["type"] = list(dict.fromkeys(memory_types))
-    # Expired records are never returned, even before the sweep soft-deletes them (core/ttl.py).
-    ranges: dict[str, tuple[float | None, float | None]] = {}
-    if hide_expired:
-        ranges[EXPIRES_FIELD] = (utcnow().timestamp(), None)
-    if time_range is not None and (time_range.start or time_range.end):
-        start = time_range.start.timestamp() if time_range.start else None
-        end = time_range.end.timestamp() if time_range.end else None
-        ranges["created_at_ts"] = (start, end)
-    # A flat, indexed copy of metadata.superseded (records.to_payload): a condition on an
-    # unindexed nested field made every filtered vector search load payloads (~20x slower).
-    not_equals = {} if include_superseded else {"superseded": "true"}
-    return PayloadFilter(
-        equals={"status": MemoryStatus.ACTIVE.value},
-        any_of=any_of,
-        ranges=ranges,
-        not_equals=not_equals,
-        also_any=also_any,
-    )
 
 
 def estimate_tokens(cand: Candidate) -> int:

@@ -16,6 +16,7 @@ from memory_service.core.ranking import terms
 from memory_service.core.records import MEMORIES, Stores
 from memory_service.core.schemas import MemorySearchInput, Suggestion
 from memory_service.core.services.ranker import Candidate
+from memory_service.core.services.search_filter import search_filter
 
 RELATED_FROM_TOP = 10
 RELATED_TERMS = 5
@@ -87,8 +88,6 @@ def related_terms(query: str, ranked: Sequence[Candidate]) -> list[str]:
 
 def _other_types(req: MemorySearchInput, stores: Stores) -> Counter[str]:
     """Types of lexical matches outside the requested ones (one cheap BM25 query, no filter)."""
-    from memory_service.core.services.search import search_filter
-
     try:
         hits = stores.vectors.search_sparse(
             MEMORIES, stores.sparse.encode_query(req.query), 20, search_filter(None, req.time_range)
