@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from memory_service.core.errors import ValidationError
 from memory_service.core.ports import Cache, GraphStore, Queue, VectorStore
@@ -64,7 +64,8 @@ def _ladybug_or_unavailable(settings: Settings, db: LocalDB) -> GraphStore:
     except ServiceUnavailableError as exc:
         path = str(settings.resolved_data_dir / "graph")
         logging.getLogger(__name__).error("graph store unavailable, starting without it: %s", exc.message)
-        return UnavailableGraphStore(exc, backend="ladybug", path=path)
+        # The port methods are generated (stores/delegate.py), out of a type checker's sight.
+        return cast(GraphStore, UnavailableGraphStore(exc, backend="ladybug", path=path))
 
 
 def _neo4j_graph(settings: Settings, _db: LocalDB) -> GraphStore:
@@ -74,7 +75,8 @@ def _neo4j_graph(settings: Settings, _db: LocalDB) -> GraphStore:
     graph = settings.graph
     assert graph.namespace is not None  # the settings model fills it from the project name
     # A call to a stopped server fails in ~3 s (driver retries for 2 s), later ones at once.
-    return FailFastGraphStore(
+    # The port methods are generated (stores/delegate.py), out of a type checker's sight.
+    breaker = FailFastGraphStore(
         Neo4jGraphStore(
             uri=graph.uri,
             user=graph.user,
@@ -85,6 +87,7 @@ def _neo4j_graph(settings: Settings, _db: LocalDB) -> GraphStore:
             max_retry_time=2.0,
         )
     )
+    return cast(GraphStore, breaker)
 
 
 def _sqlite_cache(_settings: Settings, db: LocalDB) -> Cache:

@@ -16,17 +16,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from memory_service.core.errors import ServiceUnavailableError
-from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, GraphStore, RelatedEntity
+from memory_service.core.ports import ComponentHealth, GraphStore
+from memory_service.stores.delegate import PortDelegate
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class FailFastGraphStore:
+class FailFastGraphStore(PortDelegate, port=GraphStore):
     """Delegates every GraphStore call to ``inner``; see the module docstring for when it does not.
 
     Args:
@@ -35,7 +36,7 @@ class FailFastGraphStore:
     """
 
     def __init__(self, inner: GraphStore, *, probe_interval: float = 1.0) -> None:
-        self.inner = inner
+        self.inner: GraphStore = inner
         self._interval = probe_interval
         self._lock = threading.Lock()
         self._down: ServiceUnavailableError | None = None  # the error that opened the breaker
@@ -57,7 +58,8 @@ class FailFastGraphStore:
                 return True
         return False
 
-    def _call(self, fn: Callable[[], T]) -> T:
+    def around(self, name: str, call: Callable[[], T]) -> T:
+        """Every GraphStore method but ``health`` and ``close`` (stores/delegate.py)."""
         with self._lock:
             down, waited = self._down, time.monotonic() - self._probed_at
         if down is not None and (waited < self._interval or not self._probe()):
@@ -66,7 +68,7 @@ class FailFastGraphStore:
                 suggestion=down.suggestion,
             )  # fmt: skip
         try:
-            return fn()
+            return call()
         except ServiceUnavailableError as exc:
             if not self._probe():
                 with self._lock:
@@ -76,73 +78,6 @@ class FailFastGraphStore:
                         )
                     self._down = exc
             raise
-
-    # ------------------------------------------------------------------ the GraphStore port
-    def upsert_nodes(self, nodes: Sequence[GraphNode]) -> None:
-        self._call(lambda: self.inner.upsert_nodes(nodes))
-
-    def upsert_edges(self, edges: Sequence[GraphEdge]) -> None:
-        self._call(lambda: self.inner.upsert_edges(edges))
-
-    def delete_node(self, label: str, node_id: str) -> int:
-        return self._call(lambda: self.inner.delete_node(label, node_id))
-
-    def delete_nodes(self, label: str, node_ids: Sequence[str]) -> int:
-        return self._call(lambda: self.inner.delete_nodes(label, node_ids))
-
-    def delete_edges_of(self, label: str, node_id: str) -> list[GraphEdge]:
-        return self._call(lambda: self.inner.delete_edges_of(label, node_id))
-
-    def edges_of(self, label: str, node_id: str) -> list[GraphEdge]:
-        return self._call(lambda: self.inner.edges_of(label, node_id))
-
-    def edges_between(self, other_label: str, nodes: Mapping[str, Sequence[str]]) -> list[GraphEdge]:
-        return self._call(lambda: self.inner.edges_between(other_label, nodes))
-
-    def related(
-        self,
-        label: str,
-        node_id: str,
-        rel_types: Sequence[str] | None = None,
-        direction: Literal["OUTGOING", "INCOMING", "BOTH"] = "BOTH",
-        depth: int = 1,
-        limit: int = 200,
-    ) -> list[RelatedEntity]:
-        return self._call(lambda: self.inner.related(label, node_id, rel_types, direction, depth, limit))
-
-    def find_nodes(self, labels: Sequence[str], key: str, limit: int = 10) -> list[GraphNode]:
-        return self._call(lambda: self.inner.find_nodes(labels, key, limit))
-
-    def in_degree(self, label: str, ids: Sequence[str], exclude_types: Sequence[str] = ()) -> dict[str, int]:
-        return self._call(lambda: self.inner.in_degree(label, ids, exclude_types))
-
-    def neighbours(self, label: str, ids: Sequence[str]) -> dict[str, list[str]]:
-        return self._call(lambda: self.inner.neighbours(label, ids))
-
-    def count_edges_by_type(self) -> dict[str, int]:
-        return self._call(self.inner.count_edges_by_type)
-
-    def count_nodes_by_label(self) -> dict[str, int]:
-        return self._call(self.inner.count_nodes_by_label)
-
-    def node_ids(self, label: str) -> list[str]:
-        return self._call(lambda: self.inner.node_ids(label))
-
-    def query(
-        self,
-        cypher: str,
-        params: dict[str, Any] | None = None,
-        *,
-        read_only: bool = True,
-        row_limit: int = 1000,
-    ) -> list[dict[str, Any]]:
-        return self._call(lambda: self.inner.query(cypher, params, read_only=read_only, row_limit=row_limit))
-
-    def size_bytes(self) -> int:
-        return self._call(self.inner.size_bytes)
-
-    def checkpoint(self) -> None:
-        self._call(self.inner.checkpoint)
 
     def health(self) -> ComponentHealth:
         """Always asks the server (and so closes the breaker as soon as it answers)."""
