@@ -17,10 +17,6 @@ _MARKER_ROOM = len(MARKER) + 16
 _SHORTEST_CUT = _MARKER_ROOM * 2  # strings up to this long are never cut
 
 
-def json_size(payload: Any) -> int:
-    return len(json_text(payload))
-
-
 def fit_to_budget(payload: dict[str, Any], max_tokens: int, reserve: int = 0) -> tuple[dict[str, Any], bool]:
     """Return (payload, truncated): the payload whose JSON text is estimated at most ``max_tokens``
     less ``reserve`` tokens (room for what an envelope wraps around it). Strings are cut

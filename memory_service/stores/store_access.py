@@ -20,6 +20,7 @@ from memory_service.core.errors import ServiceUnavailableError
 from memory_service.settings import Settings
 from memory_service.stores.graph_salvage import graph_files, graph_path
 from memory_service.stores.local_db import DB_FILENAME
+from memory_service.stores.store_presence import RECORD_FILENAME
 
 _NAMED = 5  # paths named in the message (all of them are in the details)
 _SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
@@ -29,7 +30,7 @@ def store_paths(settings: Settings) -> list[Path]:
     """The embedded stores' files and the folders holding them, as far as they exist."""
     data = settings.resolved_data_dir
     db = data / DB_FILENAME
-    paths = [data, data / "stores.json", db, *(db.with_name(db.name + s) for s in _SQLITE_COMPANIONS)]
+    paths = [data, data / RECORD_FILENAME, db, *(db.with_name(db.name + s) for s in _SQLITE_COMPANIONS)]
     if settings.graph.backend == "embedded":
         graph = graph_path(settings)
         paths += [graph.parent, *graph_files(graph)]

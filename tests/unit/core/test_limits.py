@@ -3,9 +3,9 @@ the budget is in estimated tokens (core/tokens.py), so text in any script fits i
 
 from __future__ import annotations
 
-from memory_service.core.limits import clip_text, clip_value, fit_to_budget, json_size
+from memory_service.core.limits import clip_text, clip_value, fit_to_budget
 from memory_service.core.ports import AuditEvent
-from memory_service.core.tokens import json_tokens
+from memory_service.core.tokens import json_text, json_tokens
 
 
 def test_small_payload_is_untouched() -> None:
@@ -88,7 +88,7 @@ def test_clip_value_bounds_strings_lists_dicts_and_depth() -> None:
         "k" * 10_000: 1,
     }
     clipped = clip_value(value)
-    assert json_size(clipped) < 20_000
+    assert len(json_text(clipped)) < 20_000
     assert len(clipped["errors"]) == 51 and clipped["errors"][-1] == "… 450 more items"
     assert clipped["deep"]["a"]["b"]["c"] == "<dict>"
     assert all(len(k) <= 200 for k in clipped)
