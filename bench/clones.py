@@ -74,7 +74,7 @@ from mcp import Client
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import call
-from memory_service.core.index_schemas import FindDuplicatesInput
+from memory_service.core.code.schemas import FindDuplicatesInput
 from memory_service.server import build_server
 from memory_service.settings import Settings
 

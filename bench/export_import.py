@@ -27,10 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import memories, queries
 from memory_service.app import Services, open_services
-from memory_service.core.portability_schemas import ExportMemoryInput, ImportMemoryInput
+from memory_service.core.memory.schemas import MemoryBulkAddRequest
+from memory_service.core.portability.schemas import ExportMemoryInput, ImportMemoryInput
 from memory_service.core.ports import GraphEdge, Vote
 from memory_service.core.records import MEMORY_LABEL
-from memory_service.core.schemas import MemoryBulkAddRequest, MemorySearchInput
+from memory_service.core.search.schemas import MemorySearchInput
 from memory_service.settings import Settings
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2-onnx"

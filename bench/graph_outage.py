@@ -23,8 +23,8 @@ from typing import Any
 
 from memory_service.app import open_services
 from memory_service.core.errors import ServiceUnavailableError
-from memory_service.core.graph_schemas import GetRelatedInput
-from memory_service.core.schemas import MemoryAddInput, MemoryBulkAddRequest
+from memory_service.core.graph.schemas import GetRelatedInput
+from memory_service.core.memory.schemas import MemoryAddInput, MemoryBulkAddRequest
 from memory_service.settings import Settings
 from tests.servers.neo4j_harness import Neo4jHarness, launcher_command
 

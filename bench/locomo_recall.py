@@ -45,7 +45,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory_service.app import open_services
-from memory_service.core.schemas import MemoryBulkAddRequest, MemorySearchInput
+from memory_service.core.memory.schemas import MemoryBulkAddRequest
+from memory_service.core.search.schemas import MemorySearchInput
 from memory_service.settings import (
     RANKING_PROFILES,
     MemorySettings,

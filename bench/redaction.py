@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory_service.core.redaction import find_secrets, redact_text
-from memory_service.core.sanitize import preview
+from memory_service.core.redaction.sanitize import preview
+from memory_service.core.redaction.secrets import find_secrets, redact_text
 from tests.data import pii_corpus
 from tests.data.secrets_corpus import LOOKALIKES, RANDOM_LOOKALIKES, SECRETS, keeps_context
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from memory_service.app import open_services
-from memory_service.core.schemas import MemoryAddInput, MemoryBulkAddRequest
+from memory_service.core.memory.schemas import MemoryAddInput, MemoryBulkAddRequest
 from memory_service.settings import Settings
 
 

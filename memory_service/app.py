@@ -18,48 +18,51 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_service import __version__
-from memory_service.core import code_records, sanitize
+from memory_service.core.code import records as code_records
+from memory_service.core.code.index import CodeIndexer
+from memory_service.core.code.paths import PathPolicy
+from memory_service.core.code.search import CodeSearch
+from memory_service.core.code.service import IndexService
+from memory_service.core.code.stale import StaleMarker
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError
+from memory_service.core.graph.consistency import ConsistencyService
+from memory_service.core.graph.design_context import DesignContextService
+from memory_service.core.graph.fix_validation import FixValidationService
+from memory_service.core.graph.query import GraphToolsService
+from memory_service.core.graph.trace import TraceService
 from memory_service.core.jobs import JobManager
+from memory_service.core.maintenance.embedding_refresh import EmbeddingRefresher
+from memory_service.core.maintenance.expiry import ExpiryService
+from memory_service.core.maintenance.normalize.service import NormalizeService
+from memory_service.core.maintenance.statistics import StatisticsService
+from memory_service.core.memory.archive import ArchiveService
+from memory_service.core.memory.audit import AuditQueryService
+from memory_service.core.memory.feedback import FeedbackService
+from memory_service.core.memory.service import MemoryService
+from memory_service.core.memory.supersede import SupersedeService
 from memory_service.core.models import Scope
+from memory_service.core.portability.service import PortabilityConfig, PortabilityService
 from memory_service.core.ports import ComponentHealth
 from memory_service.core.records import MEMORIES, Stores
+from memory_service.core.redaction import sanitize
 from memory_service.core.scopes import CallerScope, ProjectOrigin
-from memory_service.core.services.archive import ArchiveService
-from memory_service.core.services.audit_query import AuditQueryService
-from memory_service.core.services.code_search import CodeSearch
-from memory_service.core.services.consistency import ConsistencyService
-from memory_service.core.services.design_context import DesignContextService
-from memory_service.core.services.embedding_refresh import EmbeddingRefresher
-from memory_service.core.services.expiry import ExpiryService
-from memory_service.core.services.explain import ExplainService
-from memory_service.core.services.feedback import FeedbackService
-from memory_service.core.services.fix_validation import FixValidationService
-from memory_service.core.services.graph_sync import GraphSync
-from memory_service.core.services.graph_tools import GraphToolsService
-from memory_service.core.services.index import CodeIndexer
-from memory_service.core.services.index_service import IndexService
-from memory_service.core.services.memory import MemoryService
-from memory_service.core.services.normalize import NormalizeService
-from memory_service.core.services.paths import PathPolicy
-from memory_service.core.services.portability import PortabilityConfig, PortabilityService
-from memory_service.core.services.ranker import Ranker
-from memory_service.core.services.search import SearchService
-from memory_service.core.services.stale import StaleMarker
-from memory_service.core.services.statistics import StatisticsService
-from memory_service.core.services.supersede import SupersedeService
-from memory_service.core.services.threads import ThreadContext
-from memory_service.core.services.trace import TraceService
-from memory_service.core.services.writer import RecordWriter
+from memory_service.core.search.explain import ExplainService
+from memory_service.core.search.ranker import Ranker
+from memory_service.core.search.service import SearchService
 from memory_service.core.telemetry import Telemetry
-from memory_service.core.write_gate import WriteGate
+from memory_service.core.write.gate import WriteGate
+from memory_service.core.write.graph_sync import GraphSync
+from memory_service.core.write.threads import ThreadContext
+from memory_service.core.write.writer import RecordWriter
 from memory_service.resident import trim_heap
 from memory_service.settings import Settings, head_branch
-from memory_service.stores import graph_salvage, store_access, vector_salvage
+from memory_service.stores import access as store_access
 from memory_service.stores.factory import build_stores
-from memory_service.stores.local_db import DB_FILENAME
+from memory_service.stores.graph import salvage as graph_salvage
+from memory_service.stores.local.db import DB_FILENAME
 from memory_service.stores.owner_lock import OwnerLock
-from memory_service.stores.store_presence import StorePresence
+from memory_service.stores.presence import StorePresence
+from memory_service.stores.qdrant import salvage as vector_salvage
 
 if TYPE_CHECKING:
     from memory_service.observability.metrics import Metrics

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from memory_service.core.redaction import redact_text
+from memory_service.core.redaction.secrets import redact_text
 
 MAX_RECORD_CHARS = 4000
 

@@ -86,7 +86,7 @@ class RedisSettings(BaseModel):
 class MemorySettings(BaseModel):
     conflict_threshold: float = Field(0.85, ge=0.0, le=1.0)
     conflict_limit: int = Field(5, ge=0, le=50)
-    # Thread context (core/services/threads.py): memories of a session (metadata.session_id) are
+    # Thread context (core/write/threads.py): memories of a session (metadata.session_id) are
     # also embedded with the `context_turns` memories before them, each cut to `context_chars`.
     # 0 turns turns it off. Tuned on LoCoMo's dev split (docs/search.md).
     context_turns: int = Field(2, ge=0, le=8)
@@ -115,7 +115,7 @@ class RankingWeights(BaseModel):
     # Support from the memory's thread (core.ranking.thread_support); 0.15 was tuned on LoCoMo's
     # dev split (R@5 +0.016 in the experiment, docs/search.md).
     thread: float = Field(0.15, ge=0)
-    # Query cues (core/cues.py), each null when it does not apply: a "when" question and a memory
+    # Query cues (core/search/cues.py), each null when it does not apply: a "when" question and a memory
     # that states a time; a month or year the question names and the memory's date; the question
     # naming the memory's speaker. Fitted on LoCoMo's dev split only (a listwise model over the
     # components, then a grid of round values: R@5 0.756 -> 0.806 there; docs/search.md).

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from memory_service.core.limits import clip_text, clip_value
-from memory_service.core.sanitize import scrub_value
+from memory_service.core.redaction.sanitize import scrub_value
 
 # What an envelope may hold of its own text: messages and suggestions are ours, but they may
 # quote input, so they are bounded too (details are clipped value by value).

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.models import utcnow
 from memory_service.core.ports import Cache
-from memory_service.core.write_gate import WriteGate
+from memory_service.core.write.gate import WriteGate
 
 logger = logging.getLogger(__name__)
 

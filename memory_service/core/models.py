@@ -140,7 +140,7 @@ class MemoryRecord(BaseModel):
     # yet known, e.g. PR30d before the PR is merged). Expired records are never returned.
     ttl_policy: str = "NONE"
     expires_at: datetime | None = None
-    # What makes two stores the same one (core/dedupe.py): the caller's idempotency key, or the
+    # What makes two stores the same one (core/write/dedupe.py): the caller's idempotency key, or the
     # synthesised {kind, scope, source, SHA-256 of the normalised content}.
     dedupe_key: str | None = None
     embedding_model: str | None = None

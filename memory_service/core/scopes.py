@@ -56,7 +56,7 @@ class ScopeInput(ToolInput):
 
 
 # project and branch have an indexed payload field each; the other levels (and the dedupe key,
-# core/dedupe.py) share one indexed list of "level=value" facets: every indexed field costs each
+# core/write/dedupe.py) share one indexed list of "level=value" facets: every indexed field costs each
 # write's flush, and these are rarely asked for.
 FACETS = "facets"
 FACET_LEVELS = ("org", "service", "sprint", "tenant")

@@ -8,7 +8,7 @@ protocol era (an ``initialize`` the daemon accepted, then ``initialized``; or an
 connection drops it starts (or finds) a daemon again, replays that handshake first (swallowing its
 answer: a new connection takes the era of its first request) and re-sends the unanswered
 requests. Each ``tools/call`` carries a request key in ``_meta``
-(core/request_key.py), the same on every re-send, so the daemon applies a re-sent write once.
+(core/write/request_key.py), the same on every re-send, so the daemon applies a re-sent write once.
 The forwarder's first line on each connection names its tool profile (MEMORY_SERVER__PROFILE), so
 sessions of different profiles share one daemon.
 
@@ -31,7 +31,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from memory_service.core.request_key import REQUEST_KEY_META
+from memory_service.core.write.request_key import REQUEST_KEY_META
 from memory_service.daemon.link import GONE, DaemonLink, DaemonUnavailable, RestartBudget, connect
 from memory_service.daemon.paths import DaemonPaths
 from memory_service.daemon.wire import message_id

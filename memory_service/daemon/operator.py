@@ -85,7 +85,7 @@ class Operator:
         return True
 
     def _backup(self, params: Any, progress: Any) -> dict[str, Any]:
-        from memory_service.backup_online import backup_serving
+        from memory_service.backup.online import backup_serving
 
         path = params.get("path") if isinstance(params, dict) else None
         if not isinstance(path, str) or not Path(path).is_absolute():

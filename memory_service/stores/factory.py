@@ -17,19 +17,19 @@ from memory_service.core.errors import ValidationError
 from memory_service.core.ports import Cache, GraphStore, Queue, VectorStore
 from memory_service.core.records import Stores
 from memory_service.settings import Settings
-from memory_service.stores.local_db import LocalDB
+from memory_service.stores.local.db import LocalDB
 
 Opener = Callable[[Settings, LocalDB], Any]
 
 
 def _edge_vectors(settings: Settings, _db: LocalDB) -> VectorStore:
-    from memory_service.stores.qdrant_edge import EdgeVectorStore
+    from memory_service.stores.qdrant.edge import EdgeVectorStore
 
     return EdgeVectorStore(settings.resolved_data_dir / "vectors")
 
 
 def _server_vectors(settings: Settings, _db: LocalDB) -> VectorStore:
-    from memory_service.stores.qdrant_server import QdrantServerVectorStore
+    from memory_service.stores.qdrant.server import QdrantServerVectorStore
 
     qdrant = settings.qdrant
     return QdrantServerVectorStore(
@@ -42,7 +42,7 @@ def _server_vectors(settings: Settings, _db: LocalDB) -> VectorStore:
 
 
 def _ladybug_graph(settings: Settings, _db: LocalDB) -> GraphStore:
-    from memory_service.stores.graph_ladybug import LadybugGraphStore
+    from memory_service.stores.graph.ladybug import LadybugGraphStore
 
     graph = settings.graph
     return LadybugGraphStore(
@@ -55,27 +55,27 @@ def _ladybug_graph(settings: Settings, _db: LocalDB) -> GraphStore:
 
 def _ladybug_or_unavailable(settings: Settings, db: LocalDB) -> GraphStore:
     """A graph file that cannot be opened (read-only, corrupt, WAL cut short) must not keep the
-    memories from being served: a stand-in answers every graph call with why (stores/unavailable.py)."""
+    memories from being served: a stand-in answers every graph call with why (resilience/unavailable.py)."""
     from memory_service.core.errors import ServiceUnavailableError
-    from memory_service.stores.unavailable import UnavailableGraphStore
+    from memory_service.stores.resilience.unavailable import UnavailableGraphStore
 
     try:
         return _ladybug_graph(settings, db)
     except ServiceUnavailableError as exc:
         path = str(settings.resolved_data_dir / "graph")
         logging.getLogger(__name__).error("graph store unavailable, starting without it: %s", exc.message)
-        # The port methods are generated (stores/delegate.py), out of a type checker's sight.
+        # The port methods are generated (stores/resilience/delegate.py), out of a type checker's sight.
         return cast(GraphStore, UnavailableGraphStore(exc, backend="ladybug", path=path))
 
 
 def _neo4j_graph(settings: Settings, _db: LocalDB) -> GraphStore:
-    from memory_service.stores.graph_breaker import FailFastGraphStore
-    from memory_service.stores.graph_neo4j import Neo4jGraphStore
+    from memory_service.stores.graph.neo4j import Neo4jGraphStore
+    from memory_service.stores.resilience.graph_breaker import FailFastGraphStore
 
     graph = settings.graph
     assert graph.namespace is not None  # the settings model fills it from the project name
     # A call to a stopped server fails in ~3 s (driver retries for 2 s), later ones at once.
-    # The port methods are generated (stores/delegate.py), out of a type checker's sight.
+    # The port methods are generated (stores/resilience/delegate.py), out of a type checker's sight.
     breaker = FailFastGraphStore(
         Neo4jGraphStore(
             uri=graph.uri,
@@ -91,13 +91,13 @@ def _neo4j_graph(settings: Settings, _db: LocalDB) -> GraphStore:
 
 
 def _sqlite_cache(_settings: Settings, db: LocalDB) -> Cache:
-    from memory_service.stores.local import LocalCache
+    from memory_service.stores.local.stores import LocalCache
 
     return LocalCache(db)
 
 
 def _sqlite_queue(_settings: Settings, db: LocalDB) -> Queue:
-    from memory_service.stores.local import LocalQueue
+    from memory_service.stores.local.stores import LocalQueue
 
     return LocalQueue(db)
 
@@ -108,17 +108,17 @@ def _redis_url(settings: Settings) -> str:
 
 
 def _redis_cache(settings: Settings, _db: LocalDB) -> Cache:
-    from memory_service.stores.failover_cache import FailoverCache
-    from memory_service.stores.redis_cache import RedisCache
+    from memory_service.stores.redis.cache import RedisCache
+    from memory_service.stores.resilience.failover_cache import FailoverCache
 
     # Redis down: caching off (misses, skipped writes), never a failed call.
     return FailoverCache(RedisCache(url=_redis_url(settings), prefix=settings.redis.key_prefix or ""))
 
 
 def _redis_queue(settings: Settings, db: LocalDB) -> Queue:
-    from memory_service.stores.failover_queue import FailoverQueue
-    from memory_service.stores.local import LocalQueue
-    from memory_service.stores.redis_queue import RedisQueue
+    from memory_service.stores.local.stores import LocalQueue
+    from memory_service.stores.redis.queue import RedisQueue
+    from memory_service.stores.resilience.failover_queue import FailoverQueue
 
     # Redis down: the outbox goes to the local durable queue, in order, and back once drained.
     redis = RedisQueue(url=_redis_url(settings), prefix=settings.redis.key_prefix or "")
@@ -147,10 +147,10 @@ def build_stores(settings: Settings) -> Stores:
     """Open every store: embedded ones under the data directory, servers where configured."""
     from memory_service.embeddings.bm25 import Bm25Encoder
     from memory_service.embeddings.fastembed_embedder import FastEmbedder
-    from memory_service.stores.local import LocalAuditLog
-    from memory_service.stores.local_index import LocalIndexState
-    from memory_service.stores.local_journal import LocalWriteJournal
-    from memory_service.stores.local_votes import LocalVoteStore
+    from memory_service.stores.local.index import LocalIndexState
+    from memory_service.stores.local.journal import LocalWriteJournal
+    from memory_service.stores.local.stores import LocalAuditLog
+    from memory_service.stores.local.votes import LocalVoteStore
 
     openers = (
         _opener(CACHES, settings.redis.backend, "MEMORY_REDIS__BACKEND"),

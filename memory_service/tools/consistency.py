@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_service.core.consistency_schemas import (
+from memory_service.core.graph.consistency_schemas import (
     CheckConsistencyInput,
     CheckConsistencyOutput,
     ValidateFixInput,

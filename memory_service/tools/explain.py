@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_service.core.explain_schemas import MemoryExplainInput, MemoryExplainOutput
+from memory_service.core.search.explain_schemas import MemoryExplainInput, MemoryExplainOutput
 from memory_service.tools.registry import READ_ONLY, ToolSpec
 
 EXPLAIN_TOOLS = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_service.core.feedback_schemas import (
+from memory_service.core.memory.feedback_schemas import (
     MemoryFeedbackInput,
     MemoryFeedbackOutput,
     MemorySupersedeInput,

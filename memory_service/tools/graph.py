@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_service.core.graph_schemas import (
+from memory_service.core.graph.schemas import (
     GetRelatedInput,
     GetRelatedOutput,
     GraphQueryInput,

@@ -8,7 +8,7 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
-from memory_service.core.index_schemas import (
+from memory_service.core.code.schemas import (
     CodeSearchInput,
     CodeSearchOutput,
     FindDuplicatesInput,
@@ -21,7 +21,7 @@ from memory_service.core.index_schemas import (
     JobStarted,
     ReindexInput,
 )
-from memory_service.core.services.index_service import job_view
+from memory_service.core.code.service import job_view
 from memory_service.tools.registry import ADDITIVE, READ_ONLY, UPDATE, ToolSpec
 
 POLL_SECONDS = 0.25

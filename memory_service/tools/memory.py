@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_service.core.schemas import (
+from memory_service.core.memory.schemas import (
     MemoryAddInput,
     MemoryAddOutput,
     MemoryAddSchema,

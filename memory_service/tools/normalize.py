@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_service.core.normalize_schemas import (
+from memory_service.core.maintenance.normalize.schemas import (
     NormalizeMemoryInput,
     NormalizeStarted,
     NormalizeStatusInput,

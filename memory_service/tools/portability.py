@@ -1,9 +1,9 @@
 """Maintenance tools export_memory and import_memory (seed 001 §4.2.5): thin wrappers over
-:class:`~memory_service.core.services.portability.PortabilityService`."""
+:class:`~memory_service.core.portability.service.PortabilityService`."""
 
 from __future__ import annotations
 
-from memory_service.core.portability_schemas import (
+from memory_service.core.portability.schemas import (
     ExportMemoryInput,
     ExportMemoryOutput,
     ImportMemoryInput,

@@ -18,11 +18,11 @@ from __future__ import annotations
 import dataclasses
 
 from memory_service.core.errors import ValidationError
+from memory_service.profiles.cortex_os.tools import CORTEX_OS_TOOLS
+from memory_service.profiles.find_store.tools import FIND_STORE_TOOLS
+from memory_service.profiles.interface_v1.tools import INTERFACE_V1_TOOLS
 from memory_service.settings import split_profiles
 from memory_service.tools import ALL_TOOLS
-from memory_service.tools.cortex_os import CORTEX_OS_TOOLS
-from memory_service.tools.find_store import FIND_STORE_TOOLS
-from memory_service.tools.interface_v1 import INTERFACE_V1_TOOLS
 from memory_service.tools.registry import ToolSpec
 
 PROFILES: dict[str, list[ToolSpec]] = {

@@ -9,7 +9,7 @@ only, with ``isError``: ``structuredContent`` must match the tool's output schem
 clients (the TypeScript SDK) check it even on errors.
 
 A tool marked ``keyed`` runs its handler bound to the request key the stdio forwarder puts in
-``params._meta`` (core/request_key.py), so a call re-sent after the daemon died makes the same
+``params._meta`` (core/write/request_key.py), so a call re-sent after the daemon died makes the same
 ids and skips the writes its first attempt made.
 """
 
@@ -30,11 +30,12 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
-from memory_service.core import actor, request_key
+from memory_service.core import actor
 from memory_service.core.errors import InternalError, MemoryServiceError
 from memory_service.core.limits import clip_text, fit_to_budget
-from memory_service.core.sanitize import mask_value, without_surrogates
+from memory_service.core.redaction.sanitize import mask_value, without_surrogates
 from memory_service.core.validation import validate_input
+from memory_service.core.write import request_key
 from memory_service.tools.schema import model_schema
 
 logger = logging.getLogger(__name__)
@@ -187,7 +188,7 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> 
 
 
 def _gated(spec: ToolSpec, services: Any, request: BaseModel, *extra: Any) -> BaseModel:
-    """The handler, inside the write gate (core/write_gate.py): an online backup waits for it,
+    """The handler, inside the write gate (core/write/gate.py): an online backup waits for it,
     and it waits while a backup copies the stores."""
     with services.gate.passing(f"tool {spec.name}"):
         return spec.handler(services, request, *extra)

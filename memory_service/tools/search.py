@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_service.core.schemas import MemorySearchInput, MemorySearchOutput
+from memory_service.core.search.schemas import MemorySearchInput, MemorySearchOutput
 from memory_service.tools.registry import READ_ONLY, ToolSpec
 
 SEARCH_TOOLS = [

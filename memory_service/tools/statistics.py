@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memory_service.core.audit_schemas import MemoryAuditInput, MemoryAuditOutput
-from memory_service.core.statistics_schemas import MemoryStatisticsInput, MemoryStatisticsOutput
+from memory_service.core.maintenance.statistics_schemas import MemoryStatisticsInput, MemoryStatisticsOutput
+from memory_service.core.memory.audit_schemas import MemoryAuditInput, MemoryAuditOutput
 from memory_service.tools.registry import READ_ONLY, ToolSpec
 
 STATISTICS_TOOLS = [

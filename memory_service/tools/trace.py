@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_service.core.trace_schemas import (
+from memory_service.core.graph.trace_schemas import (
     DesignContextInput,
     DesignContextOutput,
     TraceRequirementsInput,

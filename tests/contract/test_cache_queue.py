@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from memory_service.core.ports import Cache, Queue
-from memory_service.stores.local import LocalCache
-from memory_service.stores.local_db import DB_FILENAME, LocalDB
-from memory_service.stores.local_queue import LocalQueue
+from memory_service.stores.local.db import DB_FILENAME, LocalDB
+from memory_service.stores.local.queue import LocalQueue
+from memory_service.stores.local.stores import LocalCache
 
 pytestmark = pytest.mark.contract
 
@@ -53,7 +53,7 @@ class Backend:
         if self.name == "sqlite":
             cache: Cache = LocalCache(LocalDB(Path(self.spec["path"])))  # closing it closes the file
         else:
-            from memory_service.stores.redis_cache import RedisCache
+            from memory_service.stores.redis.cache import RedisCache
 
             cache = RedisCache(self.spec["url"], self.spec["prefix"])
         self._opened.append(cache)
@@ -76,7 +76,7 @@ def open_queue(spec: dict[str, Any], **options: Any) -> Queue:
     """A queue from a spec (also used by the worker processes)."""
     if spec["backend"] == "sqlite":
         return LocalQueue(LocalDB(Path(spec["path"])), **options)  # closing it closes the file
-    from memory_service.stores.redis_queue import RedisQueue
+    from memory_service.stores.redis.queue import RedisQueue
 
     return RedisQueue(spec["url"], spec["prefix"], **options)
 

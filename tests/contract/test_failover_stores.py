@@ -13,12 +13,12 @@ import pytest
 
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import Cache, Queue
-from memory_service.stores.failover_cache import FailoverCache
-from memory_service.stores.failover_queue import FailoverQueue
-from memory_service.stores.local_db import LocalDB
-from memory_service.stores.local_queue import LocalQueue
-from memory_service.stores.redis_cache import RedisCache
-from memory_service.stores.redis_queue import RedisQueue
+from memory_service.stores.local.db import LocalDB
+from memory_service.stores.local.queue import LocalQueue
+from memory_service.stores.redis.cache import RedisCache
+from memory_service.stores.redis.queue import RedisQueue
+from memory_service.stores.resilience.failover_cache import FailoverCache
+from memory_service.stores.resilience.failover_queue import FailoverQueue
 from tests.servers.redis_server import RedisServer
 
 pytestmark = pytest.mark.contract

@@ -41,7 +41,7 @@ class Backend:
 
 
 def _ladybug(tmp_path: Path) -> Backend:
-    from memory_service.stores.graph_ladybug import LadybugGraphStore
+    from memory_service.stores.graph.ladybug import LadybugGraphStore
 
     path = tmp_path / "graph.lbug"
     return Backend("ladybug", lambda: LadybugGraphStore(path), embedded=True)
@@ -49,7 +49,7 @@ def _ladybug(tmp_path: Path) -> Backend:
 
 def open_neo4j(uri: str, **options: Any) -> GraphStore:
     """The Neo4j adapter on ``uri`` (auth from MEMORY_TEST_NEO4J_USER/PASSWORD, none by default)."""
-    from memory_service.stores.graph_neo4j import Neo4jGraphStore
+    from memory_service.stores.graph.neo4j import Neo4jGraphStore
 
     user = os.environ.get("MEMORY_TEST_NEO4J_USER", "neo4j")
     return Neo4jGraphStore(uri, user, os.environ.get("MEMORY_TEST_NEO4J_PASSWORD"), **options)
@@ -514,7 +514,7 @@ def test_a_copy_taken_after_checkpoint_opens_with_every_write(backend: Backend, 
         if not backend.embedded:
             assert edges["DEPENDS_ON"] == 3
             return
-        from memory_service.stores.graph_ladybug import LadybugGraphStore
+        from memory_service.stores.graph.ladybug import LadybugGraphStore
 
         copy = tmp_path / "copy"
         copy.mkdir()
@@ -617,7 +617,7 @@ def test_bad_identifiers_are_refused(store: GraphStore) -> None:
 )
 def test_ladybug_write_check_is_lexical(cypher: str, allowed: bool) -> None:
     """The first of LadybugDB's two read-only guards (the second is a READ ONLY transaction)."""
-    from memory_service.stores.graph_ladybug import check_cypher
+    from memory_service.stores.graph.ladybug import check_cypher
 
     if allowed:
         check_cypher(cypher, read_only=True)
@@ -630,7 +630,7 @@ def test_ladybug_read_only_transaction_backs_up_the_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Even a write the lexical check missed is refused by the engine's READ ONLY transaction."""
-    from memory_service.stores import graph_ladybug
+    from memory_service.stores.graph import ladybug as graph_ladybug
 
     store = graph_ladybug.LadybugGraphStore(tmp_path / "g.lbug")
     try:
@@ -662,7 +662,7 @@ def test_ranking_reads_on_a_fresh_graph_and_after_the_first_link(store: GraphSto
 
 def test_ladybug_schema_written_through_query_is_read_at_once(tmp_path: Path) -> None:
     """A table a user creates with query(read_only=False) is seen by a statement that missed it."""
-    from memory_service.stores.graph_ladybug import LadybugGraphStore
+    from memory_service.stores.graph.ladybug import LadybugGraphStore
 
     store = LadybugGraphStore(tmp_path / "g.lbug")
     ticket = "MATCH (t:Ticket) WHERE t.id = $id RETURN t.id AS id"
@@ -744,7 +744,7 @@ def test_query_relationship_type_in_each_dialect(store: GraphStore, backend: Bac
 
 def test_neo4j_read_access_mode_backs_up_the_check(neo4j_uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Even a write the lexical check missed is refused by the server in a READ transaction."""
-    from memory_service.stores import graph_neo4j
+    from memory_service.stores.graph import neo4j as graph_neo4j
 
     store = _neo4j(neo4j_uri).open()
     try:

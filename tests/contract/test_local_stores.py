@@ -14,8 +14,8 @@ import pytest
 
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import AuditEvent, AuditLog, AuditQuery, Cache, Queue
-from memory_service.stores.local import LocalAuditLog, LocalCache, LocalQueue
-from memory_service.stores.local_db import DB_FILENAME, LocalDB
+from memory_service.stores.local.db import DB_FILENAME, LocalDB
+from memory_service.stores.local.stores import LocalAuditLog, LocalCache, LocalQueue
 from memory_service.stores.owner_lock import OwnerLock, read_owner
 
 pytestmark = pytest.mark.contract

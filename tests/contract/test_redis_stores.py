@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from memory_service.core.errors import ServiceUnavailableError
-from memory_service.stores.redis_cache import RedisCache
-from memory_service.stores.redis_client import safe_url
-from memory_service.stores.redis_queue import RedisQueue
+from memory_service.stores.redis.cache import RedisCache
+from memory_service.stores.redis.client import safe_url
+from memory_service.stores.redis.queue import RedisQueue
 from tests.servers.redis_server import RedisServer, free_port
 
 pytestmark = pytest.mark.contract

@@ -41,7 +41,7 @@ from memory_service.core.ports import (
     VectorPoint,
     VectorStore,
 )
-from memory_service.stores.qdrant_edge import EdgeVectorStore
+from memory_service.stores.qdrant.edge import EdgeVectorStore
 from tests.conftest import missing, resident_kb
 
 pytestmark = pytest.mark.contract
@@ -67,7 +67,7 @@ def server_prefix(root: Path) -> str:
 def qdrant_adapter() -> Any:
     """The qdrant-client adapter class (qdrant-client comes with the server extra)."""
     try:
-        from memory_service.stores.qdrant_server import QdrantServerVectorStore
+        from memory_service.stores.qdrant.server import QdrantServerVectorStore
     except ImportError as exc:
         missing(f"qdrant-client is not installed ({exc}): install the server extra")
     return QdrantServerVectorStore
@@ -836,7 +836,7 @@ def test_edge_acknowledged_write_survives_sigkill(tmp_path: Path, sync_writes: b
         "import os, signal, sys\n"
         "from pathlib import Path\n"
         "from memory_service.core.ports import CollectionSpec, VectorPoint\n"
-        "from memory_service.stores.qdrant_edge import EdgeVectorStore\n"
+        "from memory_service.stores.qdrant.edge import EdgeVectorStore\n"
         f"s = EdgeVectorStore(Path(sys.argv[1]), sync_writes={sync_writes})\n"
         f"s.ensure_collection(CollectionSpec('memories', {DIM}))\n"
         f"s.upsert('memories', [VectorPoint(sys.argv[2], {{'k': 'v'}}, dense=[1.0] * {DIM})])\n"
@@ -935,7 +935,7 @@ def test_edge_gives_back_what_a_load_faults_in_and_searches_never_read(
     back, writes that went quiet are paged out again, and nothing is lost."""
     import qdrant_edge as qe
 
-    from memory_service.stores import qdrant_edge
+    from memory_service.stores.qdrant import edge as qdrant_edge
 
     points = make_points(300)
     store = EdgeVectorStore(tmp_path)
@@ -991,7 +991,7 @@ def test_edge_upkeep_flushes_segments_during_a_long_run_of_writes(
 ) -> None:
     """Writes that never go quiet still get their segments flushed every FLUSH_EVERY_SECONDS,
     so the WAL a load replays stays bounded; their pages stay in until the writes stop."""
-    from memory_service.stores import qdrant_edge
+    from memory_service.stores.qdrant import edge as qdrant_edge
 
     store = EdgeVectorStore(tmp_path)
     store.ensure_collection(SPEC)

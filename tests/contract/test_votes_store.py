@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from memory_service.core.ports import AuditEvent, Vote
-from memory_service.stores.local import LocalAuditLog, LocalCache
-from memory_service.stores.local_db import LocalDB
-from memory_service.stores.local_votes import LocalVoteStore
+from memory_service.stores.local.db import LocalDB
+from memory_service.stores.local.stores import LocalAuditLog, LocalCache
+from memory_service.stores.local.votes import LocalVoteStore
 
 pytestmark = pytest.mark.contract
 

@@ -453,7 +453,7 @@ def _build_lookalikes() -> list[str]:
         "build 1736951112345 finished; snowflake id 1181934563254296576",
         "ISBN 978-0-306-40615-7, order 2026-11-000417, ZIP 94105-1234",
         "call 555-0100, room 101-12-3 and part 123-4567-890",
-        "tests/unit/core/test_redaction_holdout.py::test_holdout_secrets_are_masked",
+        "tests/unit/core/redaction/test_holdout.py::test_holdout_secrets_are_masked",
         "see https://github.com/acme/api/commit/3f2a9c1e8b7d6f5a4e3c2b1a0f9e8d7c6b5a4e3c",
         "AKIA is the prefix of long-term AWS access key ids; ASIA marks temporary ones.",
         "/Users/DanaReyes/Projects/Api2/src/main/Java1/App.java",

@@ -12,11 +12,12 @@ from mcp import Client
 
 from memory_service.app import Services, open_services
 from memory_service.core.errors import ConflictError, NotFoundError
+from memory_service.core.memory.schemas import MemoryAddInput
 from memory_service.core.models import MemoryType
 from memory_service.core.ports import AuditQuery
 from memory_service.core.records import MEMORY_LABEL
-from memory_service.core.schemas import MemoryAddInput, MemorySearchInput
 from memory_service.core.scopes import GLOBAL_PROJECT, ScopeInput
+from memory_service.core.search.schemas import MemorySearchInput
 from tests.conftest import require_model
 from tests.e2e.conftest import call_error, call_ok, make_settings
 

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from memory_service import backup_servers
-from memory_service.backup_files import walk
+from memory_service.backup import servers as backup_servers
+from memory_service.backup.files import walk
 from memory_service.server import build_server
 from memory_service.settings import EmbeddingSettings, RedisSettings, Settings, VectorSettings
 from tests.conftest import NOT_APPLICABLE, PROFILE, SERVERS, require_model, server_env

@@ -19,7 +19,7 @@ from tests.e2e.conftest import call_ok
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "memory_service.cli", *args],
+        [sys.executable, "-m", "memory_service.cli.main", *args],
         env=env,
         cwd=REPO,
         capture_output=True,

@@ -2,7 +2,7 @@
 
 Real processes throughout: a session is ``python -m memory_service`` (its forwarder starts the
 daemon) driven by the Python SDK's stdio client, and each command is ``python -m
-memory_service.cli``. While the session is open the daemon holds the stores, so a command that
+memory_service.cli.main``. While the session is open the daemon holds the stores, so a command that
 succeeds went through the daemon (opening the stores itself would exit 2); the session then
 sees what the command did. The HTTP side server is off, so health and stats cannot ask it.
 """
@@ -233,7 +233,7 @@ def test_a_daemon_stopped_mid_command_hands_over_to_the_stores(tmp_path: Path) -
             assert daemon.poll() is None and time.monotonic() < deadline, "the daemon did not start"
             time.sleep(0.05)
         cli = subprocess.Popen(
-            [sys.executable, "-m", "memory_service.cli", "index", str(src)],
+            [sys.executable, "-m", "memory_service.cli.main", "index", str(src)],
             env=env,
             cwd=REPO,
             stdout=subprocess.PIPE,

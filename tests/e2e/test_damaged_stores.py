@@ -101,7 +101,7 @@ def _cli(*args: str, root: Path) -> subprocess.CompletedProcess[str]:
         "MEMORY_EMBEDDING__MODEL_PATH": str(require_model()), "HF_HUB_OFFLINE": "1",
     })  # fmt: skip
     return subprocess.run(
-        [sys.executable, "-m", "memory_service.cli", *args],
+        [sys.executable, "-m", "memory_service.cli.main", *args],
         env=env, cwd=REPO, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
 
@@ -213,7 +213,7 @@ async def test_truncated_wal_is_salvaged_with_what_was_checkpointed(
     # A process that dies without closing leaves its last commits in graph.wal.
     script = (
         "import os, sys\nfrom memory_service.core.ports import GraphNode\n"
-        "from memory_service.stores.graph_ladybug import LadybugGraphStore\n"
+        "from memory_service.stores.graph.ladybug import LadybugGraphStore\n"
         "g = LadybugGraphStore(sys.argv[1])\n"
         "g.upsert_nodes([GraphNode('Memory', f'late-{i}', {'name': 'late'}) for i in range(50)])\n"
         "os._exit(0)\n"

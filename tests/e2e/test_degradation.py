@@ -30,7 +30,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from memory_service.core.services.graph_down import GRAPH_DISABLED
+from memory_service.core.graph.down import GRAPH_DISABLED
 from memory_service.server import build_server
 from memory_service.settings import GraphSettings, RedisSettings, Settings
 from tests.conftest import NOT_APPLICABLE, PROFILE, SERVERS, missing, profile_settings, require_model
@@ -236,7 +236,7 @@ async def test_vector_store_unwritable_fails_cleanly(tmp_path: Path) -> None:
 @pytest.mark.skipif(PROFILE == "server", reason=f"{NOT_APPLICABLE} the embedded graph's files")
 async def test_embedded_graph_unreadable_graph_tools_say_what_still_works(tmp_path: Path) -> None:
     """The embedded graph cannot stop at run time; a graph file that cannot be opened at start is
-    its outage (the server starts without it, stores/unavailable.py)."""
+    its outage (the server starts without it, stores/resilience/unavailable.py)."""
     settings = make_settings(tmp_path, require_model())
     settings.resolved_data_dir.mkdir(parents=True)
     (settings.resolved_data_dir / "graph").write_bytes(b"not a graph database" * 512)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from memory_service.core.ranking import COMPONENTS
+from memory_service.core.search.scoring import COMPONENTS
 from tests.e2e.conftest import call_error, call_ok
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

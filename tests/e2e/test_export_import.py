@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from memory_service.app import open_services
-from memory_service.core.schemas import MemoryAddInput
+from memory_service.core.memory.schemas import MemoryAddInput
 from memory_service.server import build_server
 from memory_service.settings import EmbeddingSettings, Settings
 from tests.conftest import profile_settings, require_model, server_env

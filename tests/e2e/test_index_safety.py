@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from memory_service.core.services import index as index_module
+from memory_service.core.code import index as index_module
 from memory_service.server import build_server
 from memory_service.settings import EmbeddingSettings, IndexerSettings, Settings
 from tests.conftest import profile_settings, require_model

@@ -82,7 +82,7 @@ async def test_memory_add_goes_lexical_without_a_model(offline_env: dict[str, st
 
 def test_health_reports_the_model_unavailable_with_the_reason(offline_env: dict[str, str]) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "memory_service.cli", "health", "--json"],
+        [sys.executable, "-m", "memory_service.cli.main", "health", "--json"],
         env=offline_env,
         cwd=REPO,
         capture_output=True,

@@ -428,7 +428,7 @@ async def test_seed_metadata_reaches_the_client_as_meta(cortex: Client) -> None:
 async def test_a_failed_calls_correlation_id_is_in_the_server_log(
     cortex: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.DEBUG, logger="memory_service.tools.cortex_os"):
+    with caplog.at_level(logging.DEBUG, logger="memory_service.profiles.cortex_os.tools"):
         error_result = await cortex.call_tool("memory_store", {"kind": "note", "text": " "})
         ok_result = await cortex.call_tool("memory_stats", {})
     failed_id = envelope(error_result)["correlationId"]

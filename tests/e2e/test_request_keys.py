@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from memory_service.core.request_key import REQUEST_KEY_META
+from memory_service.core.write.request_key import REQUEST_KEY_META
 from tests.e2e.conftest import payload
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

@@ -136,7 +136,7 @@ def _damage(data: Path, kind: str, way: str) -> None:
 def _repair(root: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     env = {k: v for k, v in _env(root).items() if k != "MEMORY_DAEMON__ENABLED"}
     done = subprocess.run(
-        [sys.executable, "-m", "memory_service.cli", "repair", "--json", *extra],
+        [sys.executable, "-m", "memory_service.cli.main", "repair", "--json", *extra],
         env=env, cwd=REPO, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr
@@ -311,13 +311,13 @@ async def test_read_only_store_refuses_to_start_and_changes_nothing(
         assert str(files[0]) in log and "Traceback" not in session.stderr + log, session.stderr + log
         env = {k: v for k, v in _env(root).items() if k != "MEMORY_DAEMON__ENABLED"}
         health = subprocess.run(
-            [sys.executable, "-m", "memory_service.cli", "health"],
+            [sys.executable, "-m", "memory_service.cli.main", "health"],
             env=env, cwd=REPO, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         assert health.returncode == 1 and str(files[0]) in health.stderr, health
         assert "chattr -i" in health.stderr and "Traceback" not in health.stderr, health.stderr
         repair = subprocess.run(
-            [sys.executable, "-m", "memory_service.cli", "repair", "--json"],
+            [sys.executable, "-m", "memory_service.cli.main", "repair", "--json"],
             env=env, cwd=REPO, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         assert repair.returncode == 2 and "Traceback" not in repair.stderr, repair

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory_service.app import Services, open_services
+from memory_service.core.maintenance.embedding_refresh import EmbeddingRefresher
+from memory_service.core.memory.schemas import MemoryAddInput
 from memory_service.core.records import MEMORIES
-from memory_service.core.schemas import MemoryAddInput
-from memory_service.core.services.embedding_refresh import EmbeddingRefresher
-from memory_service.core.services.writer import COMPLETE
+from memory_service.core.write.writer import COMPLETE
 from memory_service.settings import EmbeddingSettings, Settings
 from tests.conftest import require_model
 

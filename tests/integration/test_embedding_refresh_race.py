@@ -13,10 +13,10 @@ import threading
 import time
 
 from memory_service.app import Services
+from memory_service.core.maintenance.embedding_refresh import EmbeddingRefresher
+from memory_service.core.memory.schemas import MemoryAddInput, MemoryGetInput, MemoryUpdateInput
 from memory_service.core.ports import VectorPoint
 from memory_service.core.records import MEMORIES, to_payload
-from memory_service.core.schemas import MemoryAddInput, MemoryGetInput, MemoryUpdateInput
-from memory_service.core.services.embedding_refresh import EmbeddingRefresher
 
 
 def _pending_memory(services: Services, content: str) -> str:

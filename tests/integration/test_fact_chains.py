@@ -18,10 +18,11 @@ import pytest
 
 from memory_service.app import Services
 from memory_service.core.errors import MemoryServiceError
-from memory_service.core.feedback_schemas import MemorySupersedeInput
+from memory_service.core.memory.feedback_schemas import MemorySupersedeInput
+from memory_service.core.memory.schemas import MemoryAddInput, MemoryUpdateInput
 from memory_service.core.ports import PayloadFilter, VectorPoint
 from memory_service.core.records import MEMORIES, to_payload
-from memory_service.core.schemas import MemoryAddInput, MemorySearchInput, MemoryUpdateInput
+from memory_service.core.search.schemas import MemorySearchInput
 
 STEPS = 300
 VOCABULARY = (

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory_service.app import Services
-from memory_service.core import code_records as cr
-from memory_service.core.index_schemas import FindDuplicatesInput, IndexDirectoryInput, ReindexInput
+from memory_service.core.code import records as cr
+from memory_service.core.code.schemas import FindDuplicatesInput, IndexDirectoryInput, ReindexInput
 from memory_service.core.ports import VectorPoint
 from tests.e2e.test_index_tools import BILLING, MONEY, NEAR_MISS
 

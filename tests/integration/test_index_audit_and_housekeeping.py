@@ -12,9 +12,9 @@ import pytest
 
 from indexer import safe_read
 from memory_service.app import open_services
+from memory_service.core.code import paths as paths_module
+from memory_service.core.code.schemas import IndexDirectoryInput, IndexFileInput
 from memory_service.core.errors import ValidationError
-from memory_service.core.index_schemas import IndexDirectoryInput, IndexFileInput
-from memory_service.core.services import paths as paths_module
 from memory_service.settings import EmbeddingSettings, Settings
 from tests.conftest import REPO, require_model
 

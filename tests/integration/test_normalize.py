@@ -14,18 +14,18 @@ from typing import Any
 import pytest
 
 from memory_service.app import Services
-from memory_service.core.feedback_schemas import MemoryFeedbackInput, MemorySupersedeInput, NewMemory
-from memory_service.core.index_schemas import IndexFileInput
-from memory_service.core.models import content_hash
-from memory_service.core.normalize_schemas import (
+from memory_service.core.code.schemas import IndexFileInput
+from memory_service.core.maintenance.normalize.schemas import (
     NormalizeMemoryInput,
     NormalizeOptions,
     NormalizeStatusInput,
     NormalizeStatusOutput,
 )
+from memory_service.core.memory.feedback_schemas import MemoryFeedbackInput, MemorySupersedeInput, NewMemory
+from memory_service.core.memory.schemas import MemoryAddInput, RelationshipInput
+from memory_service.core.models import content_hash
 from memory_service.core.ports import GraphEdge, GraphNode, VectorPoint
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, from_payload, to_payload
-from memory_service.core.schemas import MemoryAddInput, RelationshipInput
 from memory_service.settings import EmbeddingSettings, Settings
 from tests.conftest import PROFILE, SERVERS, profile_settings, require_model
 from tests.integration.conftest import opened_services
@@ -230,8 +230,8 @@ def test_skip_options_leave_their_phase_alone(services: Services) -> None:
 
 
 def test_status_refuses_unknown_and_foreign_jobs(services: Services) -> None:
+    from memory_service.core.code.schemas import IndexDirectoryInput
     from memory_service.core.errors import NotFoundError, ValidationError
-    from memory_service.core.index_schemas import IndexDirectoryInput
 
     with pytest.raises(NotFoundError) as info:
         services.normalize.status(NormalizeStatusInput(job_id=str(uuid.uuid4())))

@@ -13,19 +13,15 @@ from typing import Any
 import pytest
 
 from memory_service.app import Services
+from memory_service.core.code.stale import StaleMarker
 from memory_service.core.errors import ConflictError, MemoryServiceError, ValidationError
-from memory_service.core.feedback_schemas import MemoryFeedbackInput, MemorySupersedeInput
-from memory_service.core.portability_schemas import ExportMemoryInput, ImportMemoryInput
+from memory_service.core.memory.feedback_schemas import MemoryFeedbackInput, MemorySupersedeInput
+from memory_service.core.memory.schemas import MemoryAddInput, MemoryBulkAddRequest, MemoryUpdateInput
+from memory_service.core.portability import importer as portability_import
+from memory_service.core.portability.schemas import ExportMemoryInput, ImportMemoryInput
 from memory_service.core.ports import GraphEdge, PayloadFilter
 from memory_service.core.records import MEMORIES
-from memory_service.core.schemas import (
-    MemoryAddInput,
-    MemoryBulkAddRequest,
-    MemorySearchInput,
-    MemoryUpdateInput,
-)
-from memory_service.core.services import portability_import
-from memory_service.core.services.stale import StaleMarker
+from memory_service.core.search.schemas import MemorySearchInput
 from memory_service.settings import EmbeddingSettings, Settings
 from tests.conftest import require_model
 from tests.integration.conftest import opened_services

@@ -1,7 +1,7 @@
 """Re-sent tool calls on the real stores: the same request key writes once and answers the same.
 
 The stdio forwarder re-sends a call whose daemon died before answering, with the same request
-key (core/request_key.py). Each test runs a call bound to a key, then runs it again with that key,
+key (core/write/request_key.py). Each test runs a call bound to a key, then runs it again with that key,
 either in the same process or after a crash: the crash is raised at one of the writer's crash
 points (the ones ``MEMORY_TEST_CRASH_AT`` names), the services are closed without settling it and
 opened again, so the start's journal replay finishes or drops the write, as after a kill -9.
@@ -18,19 +18,18 @@ import pytest
 from pydantic import BaseModel
 
 from memory_service.app import Services
-from memory_service.core import request_key
 from memory_service.core.errors import ConflictError, NotFoundError
-from memory_service.core.feedback_schemas import MemoryFeedbackInput, MemorySupersedeInput, NewMemory
-from memory_service.core.models import content_hash
-from memory_service.core.ports import PayloadFilter
-from memory_service.core.records import MEMORIES
-from memory_service.core.schemas import (
+from memory_service.core.memory.feedback_schemas import MemoryFeedbackInput, MemorySupersedeInput, NewMemory
+from memory_service.core.memory.schemas import (
     MemoryAddInput,
     MemoryBulkAddRequest,
     MemoryGetInput,
     MemoryUpdateInput,
 )
-from memory_service.core.services import writer
+from memory_service.core.models import content_hash
+from memory_service.core.ports import PayloadFilter
+from memory_service.core.records import MEMORIES
+from memory_service.core.write import request_key, writer
 from tests.integration.conftest import reopened
 
 KEY = "0b6f3f6e-6d0c-4a53-9d1e-3c1f6f0e2a10"

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from memory_service.app import Services, open_services
-from memory_service.core.explain_schemas import MemoryExplainInput
+from memory_service.core.memory.schemas import MemoryBulkAddRequest
 from memory_service.core.records import MEMORIES
-from memory_service.core.schemas import MemoryBulkAddRequest, MemorySearchInput
+from memory_service.core.search.explain_schemas import MemoryExplainInput
+from memory_service.core.search.schemas import MemorySearchInput
 from memory_service.settings import EmbeddingSettings, RankingSettings, Settings
 from tests.conftest import require_model
 

@@ -9,15 +9,11 @@ from typing import Any
 import pytest
 
 from memory_service.app import Services, open_services
-from memory_service.core.explain_schemas import MemoryExplainInput
+from memory_service.core.memory.schemas import MemoryAddInput, MemoryBulkAddRequest, MemoryUpdateInput
 from memory_service.core.records import MEMORIES
-from memory_service.core.schemas import (
-    MemoryAddInput,
-    MemoryBulkAddRequest,
-    MemorySearchInput,
-    MemoryUpdateInput,
-)
-from memory_service.core.services.threads import ThreadContext
+from memory_service.core.search.explain_schemas import MemoryExplainInput
+from memory_service.core.search.schemas import MemorySearchInput
+from memory_service.core.write.threads import ThreadContext
 from memory_service.settings import EmbeddingSettings, MemorySettings, Settings
 from tests.conftest import require_model
 

@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 
 from memory_service.app import Services
-from memory_service.core import code_records as cr
+from memory_service.core.code import records as cr
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.models import MemoryRecord, Scope, content_hash, utcnow
 from memory_service.core.ports import AuditEvent, GraphEdge, GraphNode, IndexedFile, SparseVector, VectorPoint
 from memory_service.core.records import GRAPH_SYNC_TOPIC, MEMORIES, MEMORY_LABEL, to_payload
-from memory_service.core.services.graph_sync import op_upsert_edges, op_upsert_nodes
-from memory_service.core.services.write_journal import code_body, records_body
-from memory_service.stores.local import LocalAuditLog, LocalQueue
-from memory_service.stores.local_db import LocalDB
-from memory_service.stores.local_journal import LocalWriteJournal
+from memory_service.core.write.graph_sync import op_upsert_edges, op_upsert_nodes
+from memory_service.core.write.journal import code_body, records_body
+from memory_service.stores.local.db import LocalDB
+from memory_service.stores.local.journal import LocalWriteJournal
+from memory_service.stores.local.stores import LocalAuditLog, LocalQueue
 from tests.integration.conftest import reopened
 
 pytestmark = pytest.mark.usefixtures("profile_servers")

@@ -67,7 +67,7 @@ def test_docs_name_every_memory_type_the_server_accepts() -> None:
 
 
 def test_explain_docs_show_every_score_component() -> None:
-    from memory_service.core.ranking import COMPONENTS
+    from memory_service.core.search.scoring import COMPONENTS
 
     tools = (ROOT / "docs" / "tools.md").read_text(encoding="utf-8")
     explain = _section(tools, "## memory_explain")

@@ -12,7 +12,7 @@ import pytest
 
 PACKAGE = "memory_service"
 # What the core may never import, directly or under TYPE_CHECKING.
-OUTSIDE_CORE = ("stores", "tools", "transport", "daemon", "observability", "app")
+OUTSIDE_CORE = ("stores", "tools", "profiles", "transport", "daemon", "observability", "cli", "backup", "app")
 
 
 @pytest.fixture(scope="module")

@@ -101,7 +101,7 @@ def test_audit_events_never_store_input_whole() -> None:
 
 
 def test_stamping_an_event_keeps_its_checked_details_and_leaves_it_as_it_was() -> None:
-    from memory_service.core.services.write_journal import _event_json, stamp
+    from memory_service.core.write.journal import _event_json, stamp
 
     secret = "ghp_" + "a1B2" * 9  # a GitHub token shape: masked once, when the event is made
     event = AuditEvent("create", "memory", "id", "actor", {"note": secret, "blob": "b" * 1_000_000})

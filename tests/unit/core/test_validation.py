@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from memory_service.core.errors import ValidationError
-from memory_service.core.schemas import MemoryAddInput, MemorySearchInput
-from memory_service.core.services.guards import check_metadata, normalise_relationship_type, parse_uuid
+from memory_service.core.guards import check_metadata, normalise_relationship_type, parse_uuid
+from memory_service.core.memory.schemas import MemoryAddInput
+from memory_service.core.search.schemas import MemorySearchInput
 from memory_service.core.validation import validate_input
 
 

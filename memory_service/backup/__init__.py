@@ -1,0 +1,1 @@
+"""Backup and restore of a data directory, offline or online."""

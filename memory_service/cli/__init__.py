@@ -1,0 +1,1 @@
+"""memory-cli: the operator's command line."""

@@ -1,0 +1,1 @@
+"""The code index: indexing, code search, duplicates, citations and staleness."""

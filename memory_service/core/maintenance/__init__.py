@@ -1,0 +1,1 @@
+"""Upkeep of the stores: normalisation, repair, expiry, embedding refresh and statistics."""

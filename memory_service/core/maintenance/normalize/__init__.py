@@ -1,0 +1,1 @@
+"""normalize_memory: deduplication, repairs and cleanup, as a background job."""

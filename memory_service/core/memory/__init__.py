@@ -1,0 +1,1 @@
+"""Memory CRUD and lifecycle: add, get, update, delete, archive, feedback, supersede, audit."""

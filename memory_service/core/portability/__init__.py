@@ -1,0 +1,1 @@
+"""export_memory and import_memory: the JSONL export format, read, validated and written."""

@@ -1,0 +1,1 @@
+"""Secrets and personal data: detection, masking, and the sanitise step of every write."""

@@ -1,0 +1,1 @@
+"""memory_search and memory_explain: hybrid retrieval, ranking signals and cues."""

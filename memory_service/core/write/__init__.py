@@ -1,0 +1,1 @@
+"""The one write path: journal, rules, idempotency, links and the graph outbox."""

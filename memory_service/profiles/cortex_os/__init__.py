@@ -1,0 +1,1 @@
+"""Seed 003 (cortex-os): the five memory_* tools of that spec."""

@@ -1,0 +1,1 @@
+"""Seed 004 (cortex-find-store): memory.find and memory.store."""

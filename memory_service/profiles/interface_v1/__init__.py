@@ -1,0 +1,1 @@
+"""Seed 002 (memory-interface-v1): read, write and update."""

@@ -1,0 +1,1 @@
+"""Redis adapters: the cache and the sync queue of the server profile."""
