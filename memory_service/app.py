@@ -51,7 +51,8 @@ from memory_service.core.write.graph_sync import GraphSync
 from memory_service.core.write.threads import ThreadContext
 from memory_service.core.write.writer import RecordWriter
 from memory_service.housekeeping import Housekeeper
-from memory_service.settings import Settings, head_branch
+from memory_service.project import head_branch
+from memory_service.settings import Settings
 from memory_service.stores import access as store_access
 from memory_service.stores.factory import build_stores
 from memory_service.stores.graph import salvage as graph_salvage
