@@ -44,7 +44,8 @@ from memory_service.app import open_services
 from memory_service.core.models import derive_title, embedding_text
 from memory_service.core.ports import PayloadFilter
 from memory_service.core.records import MEMORIES
-from memory_service.embeddings.fastembed_embedder import TOKENIZER_THREADS_VARIABLE, FastEmbedder
+from memory_service.embeddings.fastembed_embedder import FastEmbedder
+from memory_service.embeddings.model_loading import TOKENIZER_THREADS_VARIABLE
 from memory_service.server import build_server
 from memory_service.settings import Settings
 from tests.conftest import daemon_gone

@@ -1,4 +1,4 @@
-"""Wiring: open the stores one process owns, build the services, run housekeeping.
+"""Wiring: open the stores one process owns, build the services, start housekeeping (housekeeping.py).
 
 The server and the CLI both start here, so there is one place that owns the engine handles
 (ROADMAP 6: a forwarder can later sit in front of it).
@@ -7,18 +7,14 @@ The server and the CLI both start here, so there is one place that owns the engi
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import logging
 import socket
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_service import __version__
-from memory_service.core.code import records as code_records
 from memory_service.core.code.index import CodeIndexer
 from memory_service.core.code.paths import PathPolicy
 from memory_service.core.code.search import CodeSearch
@@ -43,7 +39,7 @@ from memory_service.core.memory.supersede import SupersedeService
 from memory_service.core.models import Scope
 from memory_service.core.portability.service import PortabilityConfig, PortabilityService
 from memory_service.core.ports import ComponentHealth
-from memory_service.core.records import MEMORIES, Stores
+from memory_service.core.records import Stores
 from memory_service.core.redaction import sanitize
 from memory_service.core.scopes import CallerScope, ProjectOrigin
 from memory_service.core.search.explain import ExplainService
@@ -54,8 +50,9 @@ from memory_service.core.write.gate import WriteGate
 from memory_service.core.write.graph_sync import GraphSync
 from memory_service.core.write.threads import ThreadContext
 from memory_service.core.write.writer import RecordWriter
-from memory_service.resident import trim_heap
-from memory_service.settings import Settings, head_branch
+from memory_service.housekeeping import Housekeeper
+from memory_service.project import head_branch
+from memory_service.settings import Settings
 from memory_service.stores import access as store_access
 from memory_service.stores.factory import build_stores
 from memory_service.stores.graph import salvage as graph_salvage
@@ -172,6 +169,32 @@ def open_services(
     lock = OwnerLock(data_dir)
     lock.acquire()
     presence = StorePresence(settings)  # a store that existed and is gone is an alarm, not a fresh start
+    stores = _open_stores(settings, lock, presence, metrics=metrics, repair=repair, accept_empty=accept_empty)
+    sync, writer = _recover_writes(settings, stores)
+    services = _build_services(settings, stores, sync, writer, lock, metrics)
+    writer.drain_quietly()
+    gaps = presence.check_records(stores, full=repair)
+    presence.check_graph(sync.pending().get("pending", 0), gaps)
+    presence.record(stores)
+    services.presence = presence
+    if housekeeping:
+        refresher = EmbeddingRefresher(stores, writer, services.memory.locks)
+        services._housekeeper = Housekeeper(services, refresher)
+        services._housekeeper.start()
+    return services
+
+
+def _open_stores(
+    settings: Settings,
+    lock: OwnerLock,
+    presence: StorePresence,
+    *,
+    metrics: Metrics | None,
+    repair: bool,
+    accept_empty: bool,
+) -> Stores:
+    """Check the data directory's files, then open every store and its collections (the model
+    starts loading); the owner lock is released when any of it fails."""
     try:
         store_access.check_writable(settings)  # a permission problem, before any engine opens a file
         presence.check_files(accept_empty=accept_empty)
@@ -197,6 +220,11 @@ def open_services(
         stores.close()
         lock.release()
         raise
+    return stores
+
+
+def _recover_writes(settings: Settings, stores: Stores) -> tuple[GraphSync, RecordWriter]:
+    """The graph sync and the record writer, each after finishing what a crash left behind."""
     sync = GraphSync(stores.queue, stores.graph, consumer=_consumer_name(settings))
     # What a crashed run left held: ours by name (the previous owner of this data directory, even
     # killed with -9: the name is the directory's), dead consumers' after the visibility timeout;
@@ -209,6 +237,19 @@ def open_services(
         stores, sync, model_wait_seconds=settings.embedding.load_timeout_seconds, threads=threads
     )
     writer.recover()  # writes a crash interrupted: finished or dropped before anything is served
+    return sync, writer
+
+
+def _build_services(
+    settings: Settings,
+    stores: Stores,
+    sync: GraphSync,
+    writer: RecordWriter,
+    lock: OwnerLock,
+    metrics: Metrics | None,
+) -> Services:
+    """Every service over the open stores, in the bundle the tools, CLI and daemon use."""
+    data_dir = settings.resolved_data_dir
     sanitize.configure(redact=settings.memory.redact_secrets)
     scope = caller_scope(settings)
     paths = PathPolicy(settings.project_root, settings.indexer.allowed_roots, settings.indexer.max_file_bytes)
@@ -301,14 +342,6 @@ def open_services(
         lock=lock,
         gate=gate,
     )
-    writer.drain_quietly()
-    gaps = presence.check_records(stores, full=repair)
-    presence.check_graph(sync.pending().get("pending", 0), gaps)
-    presence.record(stores)
-    services.presence = presence
-    if housekeeping:
-        services._housekeeper = Housekeeper(services, EmbeddingRefresher(stores, writer, memory.locks))
-        services._housekeeper.start()
     return services
 
 
@@ -356,94 +389,3 @@ def _local_bytes(data_dir: Path) -> int:
     """The data directory's SQLite file and its WAL, on disk."""
     files = (data_dir / DB_FILENAME, data_dir / f"{DB_FILENAME}-wal")
     return sum(f.stat().st_size for f in files if f.exists())
-
-
-SETTLE_WITHIN_SECONDS = 60.0  # settle_heap without waiting for a model that does not load
-
-
-def settle_heap() -> None:
-    """Once started (stores open, model loaded or given up): freeze the objects alive now.
-
-    The process holds ~150,000 objects the cyclic collector tracks once started (modules, the
-    SDK's and pydantic's schemas, the model's wrappers), nearly all kept for its lifetime. Every
-    full collection walked all of them: 40-60 ms on this 2-core machine, inside whichever request
-    allocated the object that triggered it (the bench's slowest search, one in ~500, every run).
-    Frozen objects are left out of every collection (``gc.freeze``, which only moves lists);
-    later ones are collected as before. The young generations are collected first (cheap); a full
-    collection here would itself be such a pause, in whichever request runs meanwhile, so the
-    few start-up objects that are already garbage in the old generation stay, frozen."""
-    gc.collect(1)
-    gc.freeze()
-    logger.debug("start-up objects frozen: %d", gc.get_freeze_count())
-
-
-class Housekeeper:
-    """Background upkeep off the request path: retry graph sync, embed memories stored without a
-    model once one is loaded, build HNSW indexes as collections grow."""
-
-    def __init__(self, services: Services, refresher: EmbeddingRefresher, *, interval: float = 2.0) -> None:
-        self._services = services
-        self._refresher = refresher
-        self._interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="housekeeper", daemon=True)
-        self._collections = (MEMORIES, *code_records.CODE_COLLECTIONS)
-        self._indexed: dict[str, int] = {}
-        self._next_sweep = 0.0  # the first tick sweeps what expired while the server was down
-        self._settled = False  # start-up objects moved out of the collector's way (settle_heap)
-        self._settle_by = time.monotonic() + SETTLE_WITHIN_SECONDS
-
-    def start(self) -> None:
-        # What is on disk was indexed by an earlier run (the engine persists its HNSW segments);
-        # rebuilding it on every start would cost minutes on a large store for nothing.
-        vectors = self._services.stores.vectors
-        self._indexed = {name: vectors.count(name) for name in self._collections}
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval):
-            try:
-                with self._services.gate.passing("housekeeping"):
-                    self._tick()
-                self._build_indexes()
-            except MemoryServiceError as exc:
-                logger.warning("housekeeping: %s", exc.message)
-            except Exception:
-                logger.exception("housekeeping failed")
-
-    def _tick(self) -> None:
-        services = self._services
-        if not self._settled and (services.stores.embedder.ready or time.monotonic() > self._settle_by):
-            self._settled = True  # once the model is loaded (or could not be, by then)
-            settle_heap()
-        if services.sync.pending().get("pending", 0):
-            services.sync.drain()
-        self._refresher.run()
-        every = services.settings.memory.ttl_sweep_seconds
-        if every and time.monotonic() >= self._next_sweep:
-            self._next_sweep = time.monotonic() + every
-            services.expiry.sweep()
-        vectors = services.stores.vectors
-        if vectors.upkeep():  # writes went quiet: the model's run buffers and freed heap go back
-            services.stores.embedder.release_memory()
-            trim_heap()
-
-    def _build_indexes(self) -> None:
-        """Build the HNSW index of each collection grown enough since the last build: long work
-        for the write gate (an online backup waits for it before pausing writes)."""
-        services = self._services
-        vectors = services.stores.vectors
-        for name in self._collections:
-            total = vectors.count(name)
-            indexed = self._indexed.get(name, 0)
-            # Rebuilds cost time proportional to the collection: wait for 25% growth once large.
-            threshold = max(services.settings.qdrant.optimize_after_points, indexed // 4)
-            if total - indexed >= threshold:
-                logger.info("building the %s vector index for %d points", name, total)
-                with services.gate.passing(f"the {name} vector index build", long=True):
-                    vectors.optimize(name)
-                self._indexed[name] = total

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from memory_service.core.ports import ComponentHealth
-from memory_service.embeddings.fastembed_embedder import MODEL_PATH_FIX, unavailable_error
+from memory_service.embeddings.model_loading import MODEL_PATH_FIX, unavailable_error
 
 _WORD = re.compile(r"\w+")
 

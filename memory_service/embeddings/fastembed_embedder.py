@@ -5,12 +5,14 @@ MCP server must answer ``initialize`` at once, so :meth:`FastEmbedder.start` loa
 thread and the tools that need vectors wait (up to ``load_timeout_seconds``) or get
 ``SVC_EMBEDDING_UNAVAILABLE``.
 
-Where the weights come from, in order: ``model_path`` (no network), else fastembed's cache
-(``local_files_only``, no network), else one download. Before that download, an offline
-environment (``HF_HUB_OFFLINE=1``) or one request to the hub with a short timeout settles whether
-it can work at all: left to itself, fastembed retries a failed download with sleeps of 3, 9 and
-27 s, so a machine without network waited ~40 s for every first write and ``memory-cli health``.
-Now it knows within seconds, logs one warning, and the service runs lexically (BM25).
+Where the weights come from (model_loading.py), in order: ``model_path`` (no network), else
+fastembed's cache (``local_files_only``, no network), else one download. Before that download, an
+offline environment (``HF_HUB_OFFLINE=1``) or one request to the hub with a short timeout settles
+whether it can work at all: left to itself, fastembed retries a failed download with sleeps of 3,
+9 and 27 s, so a machine without network waited ~40 s for every first write and ``memory-cli
+health``. Now it knows within seconds, logs one warning, and the service runs lexically (BM25).
+Vectors are remembered by their text's hash in the shared cache, queries in process as well
+(embedding_cache.py).
 
 Thread safety: calls are not serialised. ONNX Runtime documents ``InferenceSession.run`` as safe to
 call concurrently, fastembed's per-call path only reads the tokenizer (``encode_batch``), and four
@@ -20,13 +22,10 @@ query wait behind a whole indexing batch (measured: p50 160 ms instead of 4 ms).
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 import threading
 import time
 from array import array
-from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -34,39 +33,17 @@ from typing import Any, Literal
 
 import numpy as np
 
-from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import Cache, ComponentHealth
-from memory_service.embeddings.model_source import (
-    ModelUnobtainableError,
-    fastembed_cache_dir,
-    fastembed_muted,
-    offline_flag,
-    probe_hub,
-)
-from memory_service.embeddings.quantize import COPIES, int8_folder, is_quantised
+from memory_service.embeddings.embedding_cache import QueryVectors, SharedVectors, cache_namespace, text_key
+from memory_service.embeddings.model_loading import MODEL_PATH_FIX, ModelOpener, unavailable_error
+from memory_service.embeddings.model_source import ModelUnobtainableError
 from memory_service.resident import trim_heap
 from memory_service.settings import EmbeddingSettings
 
 logger = logging.getLogger(__name__)
 
-MODEL_PATH_FIX = (
-    "Set MEMORY_EMBEDDING__MODEL_PATH (memory-service --model-path) to a folder holding the ONNX "
-    "export of the model (model.onnx, tokenizer.json, config.json, special_tokens_map.json, "
-    "tokenizer_config.json), or give the server network access once so that fastembed downloads "
-    "the model into its cache (FASTEMBED_CACHE_PATH), then restart the server."
-)
-_REQUIRED_FILES = ("model.onnx", "tokenizer.json", "config.json")
 MODEL_INPUT_CHARS = 256 * 32  # the model's 256 tokens, at up to 32 characters per token
-# ONNX Runtime threads inside one model run; ``EmbeddingSettings.threads`` runs go at once (data
-# parallel). Measured on 2 cores: two 1-thread runs embed more texts per second than one 2-thread
-# run, and a 1-thread query embedding leaves a core to the searches it overlaps (ranker.py).
-RUN_THREADS = 1
-QUERY_MEMORY = 2048  # query vectors kept in process (1.5 KB each)
 MIN_PARALLEL_BATCH = 8  # fewer texts than this per run: one run (splitting costs more than it saves)
-TOKENIZER_THREADS_VARIABLE = "TOKENIZERS_PARALLELISM"  # the tokenizers library's own thread pool
-# ONNX Runtime's telemetry: on Linux it writes a device id and an event database under
-# ~/.cache/Microsoft/DeveloperTools/.onnxruntime/ unless this is set when onnxruntime is imported.
-ORT_TELEMETRY_VARIABLE = "ORT_DISABLE_TELEMETRY"
 
 
 def _embed_batch(model: Any, batch: list[tuple[str, str]]) -> dict[str, bytes]:
@@ -77,56 +54,28 @@ def _embed_batch(model: Any, batch: list[tuple[str, str]]) -> dict[str, bytes]:
     return {k: v.tobytes() for (k, _), v in zip(batch, vectors, strict=True)}
 
 
-def unavailable_error(model_name: str, reason: str) -> ServiceUnavailableError:
-    """The error every embedding call raises while no model is usable."""
-    return ServiceUnavailableError(
-        f"Embedding model '{model_name}' is not available: {reason}",
-        code="SVC_EMBEDDING_UNAVAILABLE",
-        details={"model_name": model_name, "reason": reason},
-        suggestion=MODEL_PATH_FIX,
-    )
-
-
-def text_key(text: str) -> str:
-    """Cache key of a text: its sha256, so keys are short and the text is not stored twice."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 class FastEmbedder:
     """:class:`~memory_service.core.ports.Embedder` over ``fastembed.TextEmbedding``."""
 
     def __init__(self, settings: EmbeddingSettings, cache: Cache | None = None) -> None:
         self._settings = settings
-        self._cache = cache
         self._model: Any = None
         self._state: Literal["idle", "loading", "ready", "failed"] = "idle"
         self._reason = ""
         self._done = threading.Event()
         self._start_lock = threading.Lock()
         self._started_at: float | None = None
-        self._downloading = False  # past the cache and the probe: fastembed is fetching the model
+        self._opener = ModelOpener(settings)  # where the weights come from (model_loading.py)
         self.load_seconds: float | None = None
-        self.model_folder: Path | None = None  # where the loaded weights are, once loaded
-        self._one_per_run = False  # a quantised model: one text per model run (see _from_folder)
-        self.namespace = self._namespace()
+        self.namespace = cache_namespace(settings)
+        self._shared = SharedVectors(cache, self.namespace)
         self._counts_lock = threading.Lock()
-        # LRU of query vectors, as float32 arrays: 1.5 KB each, not the 12 KB of a list of floats
-        self._queries: OrderedDict[str, array[float]] = OrderedDict()
-        self._queries_lock = threading.Lock()
+        self._queries = QueryVectors()
         self._pool = ThreadPoolExecutor(max(1, settings.threads), thread_name_prefix="embed")
         self._embedded = 0
         self._cache_hits = 0
 
     # ------------------------------------------------------------------ lifecycle
-
-    def _namespace(self) -> str:
-        """Cache namespace: model name and dim, plus the weights' size when loaded from a folder,
-        so the fp32 and int8 exports of one model never share cached vectors."""
-        ns = f"emb:{self._settings.model_name}:{self._settings.dim}"
-        path = self._settings.model_path
-        if path is not None and (path / "model.onnx").is_file():
-            ns += f":{(path / 'model.onnx').stat().st_size}"
-        return ns + ("" if self._settings.precision == "fp32" else f":{self._settings.precision}")
 
     def start(self) -> None:
         """Start loading in a daemon thread; returns at once. Calling it again does nothing."""
@@ -137,104 +86,10 @@ class FastEmbedder:
             self._started_at = time.monotonic()
             threading.Thread(target=self._load, name="fastembed-loader", daemon=True).start()
 
-    def _check_model_path(self, path: Path) -> str | None:
-        if not path.is_dir():
-            return f"model path {path} is not a directory"
-        missing = [name for name in _REQUIRED_FILES if not (path / name).is_file()]
-        return f"model path {path} lacks {', '.join(missing)}" if missing else None
-
-    def _open_model(self) -> Any:
-        """The fastembed model: from ``model_path``, else from fastembed's cache, else downloaded.
-
-        Raises:
-            ModelUnobtainableError: no path, not cached, and offline or the hub is unreachable.
-        """
-        settings = self._settings
-        # Our runs are already parallel (one per thread). Left on, the tokenizer would hand each
-        # run's texts to its own pool of one thread per core, whose threads spin while they wait:
-        # ~9 ms of CPU per bulk add of 100, taken from the write path (docs/benchmarks.md).
-        os.environ.setdefault(TOKENIZER_THREADS_VARIABLE, "false")
-        # Nothing outside the data directory: before fastembed's first import of onnxruntime.
-        os.environ.setdefault(ORT_TELEMETRY_VARIABLE, "1")
-        if settings.model_path is not None:
-            problem = self._check_model_path(settings.model_path)
-            if problem:
-                raise FileNotFoundError(problem)
-            # Before the first import of fastembed/huggingface_hub, which read it once.
-            os.environ["HF_HUB_OFFLINE"] = "1"
-            return self._from_folder(settings.model_path)
-        from fastembed import TextEmbedding
-
-        known = {m["model"].lower(): m for m in TextEmbedding.list_supported_models()}
-        description = known.get(settings.model_name.lower())
-        if description is None:
-            raise ValueError(f"fastembed does not know the model {settings.model_name}")
-        cache_dir, name, threads = fastembed_cache_dir(), settings.model_name, RUN_THREADS
-        try:
-            with fastembed_muted():
-                cached = TextEmbedding(
-                    name, cache_dir=str(cache_dir), threads=threads, local_files_only=True, lazy_load=True
-                )
-            return self._fetched(cached)
-        except ValueError:  # fastembed: "Could not load model ... from any source"
-            pass
-        missing = f"no model path is set and the model is not in fastembed's cache ({cache_dir})"
-        flag = offline_flag()
-        if flag:
-            raise ModelUnobtainableError(f"{missing}, and {flag}=1 forbids downloading it")
-        repo = description["sources"].get("hf")
-        if repo:
-            probe_hub(repo, missing)
-        self._downloading = True
-        fetched = TextEmbedding(name, cache_dir=str(cache_dir), threads=threads, lazy_load=True)
-        self._downloading = False
-        return self._fetched(fetched)
-
-    def _fetched(self, model: Any) -> Any:
-        """A model fastembed found in its cache (or fetched), loaded as the precision asks."""
-        inner = getattr(model, "model", None)
-        folder = getattr(inner, "_model_dir", None)
-        model_file = getattr(getattr(inner, "model_description", None), "model_file", None)
-        if folder is None or not model_file or not (Path(folder) / model_file).is_file():
-            model.model.load_onnx_model()  # not laid out as fastembed 0.9 does: load what it has
-            return model
-        return self._from_folder(Path(folder), model_file)
-
-    def _from_folder(self, folder: Path, model_file: str = "model.onnx") -> Any:
-        """The model in ``folder`` (its weights at ``model_file``); with precision int8 or mixed,
-        its copy quantised as that asks (made here once, quantize.py), or the folder as it is when
-        that copy cannot be made (a warning says why)."""
-        from fastembed import TextEmbedding
-
-        settings = self._settings
-        if settings.precision != "fp32":
-            try:
-                cache = fastembed_cache_dir() / COPIES[settings.precision][0]
-                folder = int8_folder(
-                    folder, settings.model_name, cache, model_file, precision=settings.precision
-                )
-            except Exception as exc:  # onnx missing, unreadable or unwritable files: fp32 still works
-                logger.warning(
-                    "embedding model %s: no %s copy (%s: %s), so the fp32 weights in %s are used",
-                    settings.model_name,
-                    settings.precision,
-                    type(exc).__name__,
-                    exc,
-                    folder,
-                )
-        self.model_folder = folder
-        # Dynamic quantisation scales each run's activations together, so in a run of several
-        # texts a text's vector would depend on its neighbours (cosine 0.992 against alone). One
-        # text per run keeps a text's vector its own, at the same speed here (478 vs 482 texts/s).
-        self._one_per_run = is_quantised(folder / model_file)
-        return TextEmbedding(
-            model_name=settings.model_name, threads=RUN_THREADS, specific_model_path=str(folder)
-        )
-
     def _load(self) -> None:
         settings = self._settings
         try:
-            model = self._open_model()
+            model = self._opener.open()
             probe = next(iter(model.embed(["dimension probe"])))
             if probe.shape[-1] != settings.dim:
                 raise ValueError(
@@ -253,7 +108,7 @@ class FastEmbedder:
         # exception types) must become a readable reason, never a dead thread.
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
-            if self._downloading:
+            if self._opener.downloading:
                 reason = f"no model path is set and fastembed could not fetch the model ({reason})"
             self._reason, self._state = reason, "failed"
             logger.error("embedding model %s failed to load: %s", settings.model_name, self._reason)
@@ -278,9 +133,14 @@ class FastEmbedder:
         return self._settings.dim
 
     @property
+    def model_folder(self) -> Path | None:
+        """Where the loaded weights are, once loaded."""
+        return self._opener.model_folder
+
+    @property
     def one_text_per_run(self) -> bool:
         """Whether the loaded model is quantised, so each model run embeds one text."""
-        return self._one_per_run
+        return self._opener.one_per_run
 
     @property
     def ready(self) -> bool:
@@ -306,16 +166,10 @@ class FastEmbedder:
         """A query's vector, remembered in this process only: the search path never waits on the
         shared cache (a write there is a commit, fsync'd, behind any ingest holding it)."""
         key = text_key(text)
-        with self._queries_lock:
-            vector = self._queries.get(key)
-            if vector is not None:
-                self._queries.move_to_end(key)
+        vector = self._queries.get(key)
         if vector is None:
             vector = array("f", self._embed([text], keys=[key], shared=False)[0])
-            with self._queries_lock:
-                self._queries[key] = vector
-                while len(self._queries) > QUERY_MEMORY:
-                    self._queries.popitem(last=False)
+            self._queries.put(key, vector)
         else:
             with self._counts_lock:
                 self._cache_hits += 1
@@ -331,7 +185,7 @@ class FastEmbedder:
         if not texts:
             return []
         model = self._require_model()
-        known = self._cache_get(keys) if shared else {}
+        known = self._shared.get(keys) if shared else {}
         todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in known}
         # Only the first max_length tokens (256) reach the model, but the tokenizer splits the whole
         # text first: 100 pasted 100 KB blobs took 14 s. No real text needs 32 characters per
@@ -349,7 +203,7 @@ class FastEmbedder:
         for fresh in runs:
             embedded.update(fresh)
         if shared:  # one cache write per call: each is a commit, fsync'd
-            self._cache_set(embedded)
+            self._shared.set(embedded)
         known.update(embedded)
         with self._counts_lock:
             self._embedded += len(pending)
@@ -361,7 +215,7 @@ class FastEmbedder:
         and at least one batch per thread when there are enough texts (one model run per thread:
         runs in parallel beat threads inside one run on short texts, and a query embeds on one
         core while the searches use the other)."""
-        if self._one_per_run:
+        if self._opener.one_per_run:
             return [[item] for item in pending]
         parallel = max(1, self._settings.threads)
         size = max(1, min(self._settings.batch_size, -(-len(pending) // parallel)))
@@ -394,24 +248,7 @@ class FastEmbedder:
     def use_cache(self, cache: Cache | None) -> None:
         """Keep vectors in ``cache`` from now on (the instrumented cache, so /metrics counts these
         lookups with the others)."""
-        self._cache = cache
-
-    def _cache_get(self, keys: list[str]) -> dict[str, bytes]:
-        if self._cache is None:
-            return {}
-        try:
-            return self._cache.get_many(self.namespace, list(dict.fromkeys(keys)))
-        except ServiceUnavailableError as exc:  # a broken cache only costs speed
-            logger.warning("embedding cache read failed: %s", exc.message)
-            return {}
-
-    def _cache_set(self, items: dict[str, bytes]) -> None:
-        if self._cache is None or not items:
-            return
-        try:
-            self._cache.set_many(self.namespace, items)
-        except ServiceUnavailableError as exc:
-            logger.warning("embedding cache write failed: %s", exc.message)
+        self._shared.cache = cache
 
     # ------------------------------------------------------------------ health
 

@@ -22,8 +22,9 @@ from qdrant_edge import Bm25, Bm25Config, TokenizerType
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import Embedder, SparseEncoder, SparseVector
 from memory_service.embeddings.bm25 import Bm25Encoder
+from memory_service.embeddings.embedding_cache import text_key
 from memory_service.embeddings.fake import FakeEmbedder, UnavailableEmbedder
-from memory_service.embeddings.fastembed_embedder import MODEL_INPUT_CHARS, FastEmbedder, text_key
+from memory_service.embeddings.fastembed_embedder import MODEL_INPUT_CHARS, FastEmbedder
 from memory_service.embeddings.model_source import fastembed_cache_dir
 from memory_service.settings import EmbeddingSettings
 from memory_service.stores.local.db import LocalDB

@@ -94,7 +94,7 @@ def test_unreadable_file_is_an_error_not_a_skip(tmp_path: Path, monkeypatch: pyt
 
 def test_housekeeping_freezes_the_start_up_objects_once_the_model_is_loaded(tmp_path: Path) -> None:
     """Full collections then skip the ~150,000 objects a started server keeps for its lifetime
-    (app.settle_heap): they were a 40-60 ms pause inside one request in ~500."""
+    (housekeeping.settle_heap): they were a 40-60 ms pause inside one request in ~500."""
     gc.unfreeze()  # whatever an earlier test in this process froze
     services = open_services(_settings(tmp_path), housekeeping=True)
     try:

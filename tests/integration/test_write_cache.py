@@ -8,7 +8,7 @@ from memory_service.app import open_services
 from memory_service.core.memory.schemas import MemoryBulkAddRequest
 from memory_service.core.models import derive_title, embedding_text
 from memory_service.core.search.schemas import MemorySearchInput
-from memory_service.embeddings.fastembed_embedder import text_key
+from memory_service.embeddings.embedding_cache import text_key
 from memory_service.settings import EmbeddingSettings, Settings
 from tests.conftest import require_model
 

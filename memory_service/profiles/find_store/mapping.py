@@ -12,7 +12,7 @@ memory.find is SearchService.search with the seed's names, ranked by the seed's 
 settings), read back as hits of the nine kinds.
 
 Errors keep our precise codes in ``details.code`` and carry the seed's five (FR-054) as
-``error_code``: see :func:`seed_code`.
+``error_code``: see :func:`seed_errors.seed_code`.
 """
 
 from __future__ import annotations
@@ -34,19 +34,8 @@ from memory_service.core.validation import validate_input
 from memory_service.core.write.dedupe import dedupe_key
 from memory_service.core.write.rules import CHAIN_KEYS, check_governed_update, is_locked_spec
 from memory_service.profiles.chunking import MAX_SECTION_CHARS
-from memory_service.profiles.find_store.items import (
-    STRATEGY,
-    Draft,
-    check_data,
-    citations,
-    drafts_for,
-    hit_title,
-    kind_of,
-    memory_type_of,
-    seed_error,
-    snippet,
-    suggestion_text,
-)
+from memory_service.profiles.find_store.hits import STRATEGY, citations, hit_title, snippet, suggestion_text
+from memory_service.profiles.find_store.items import Draft, check_data, drafts_for, kind_of, memory_type_of
 from memory_service.profiles.find_store.schemas import (
     FindDebug,
     FindInput,
@@ -58,6 +47,7 @@ from memory_service.profiles.find_store.schemas import (
     StoreOutput,
     StoreRequest,
 )
+from memory_service.profiles.find_store.seed_errors import seed_error
 from memory_service.profiles.services import ProfileServices
 from memory_service.settings import RANKING_PROFILES
 

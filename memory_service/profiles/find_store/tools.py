@@ -15,7 +15,6 @@ from mcp.types import CallToolResult, TextContent
 
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.limits import fit_to_budget
-from memory_service.profiles.find_store.items import seed_error
 from memory_service.profiles.find_store.mapping import FindStore
 from memory_service.profiles.find_store.schemas import (
     FindInput,
@@ -24,6 +23,7 @@ from memory_service.profiles.find_store.schemas import (
     StoreOutput,
     StoreRequest,
 )
+from memory_service.profiles.find_store.seed_errors import seed_error
 from memory_service.tools.registry import ADDITIVE, READ_ONLY, ToolSpec
 from memory_service.tools.schema import model_schema
 

@@ -36,31 +36,36 @@ Semantic rules (checked before anything is written, in dry runs too)
        ``fact`` memories, the old one still current (SupersedeService's checks).
 
 Errors raised by the services name their own fields and tools (``metadata.problem_id``,
-memory_add); :func:`in_seed_terms` renames them to the request's fields and seed-002 operations.
+memory_add); :func:`rules.in_seed_terms` renames them to the request's fields and seed-002
+operations. The shared rules are in rules.py, the three update operations in updates.py.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from memory_service.core.errors import MemoryServiceError, NotFoundError, ValidationError
-from memory_service.core.guards import parse_uuid
-from memory_service.core.memory.feedback_schemas import MemoryFeedbackInput, MemorySupersedeInput
+from memory_service.core.errors import MemoryServiceError
 from memory_service.core.memory.schemas import MemoryAddInput, RelationshipInput
-from memory_service.core.models import PROBLEM_LINKED_KINDS, MemoryStatus, MemoryType
+from memory_service.core.models import PROBLEM_LINKED_KINDS, MemoryType
 from memory_service.core.records import MEMORIES
 from memory_service.core.scopes import GLOBAL_PROJECT, WILDCARD, ScopeInput
 from memory_service.core.search.schemas import MemorySearchInput, SearchResult
 from memory_service.core.search.signals import FACT_UPDATE_KINDS
 from memory_service.core.write.kinds import PROBLEM_KIND
+from memory_service.profiles.interface_v1 import updates
+from memory_service.profiles.interface_v1.rules import (
+    check_evidence,
+    check_write_links,
+    in_seed_terms,
+    retool,
+    strings,
+)
 from memory_service.profiles.interface_v1.schemas import (
     KINDS,
     AppliedRead,
     ArchiveState,
     Expand,
-    FactUpdateLink,
     ReadOutput,
     ReadRequest,
     ReadResult,
@@ -78,7 +83,6 @@ from memory_service.profiles.services import ProfileServices
 
 RELATED = "RELATED_TO"
 PROBLEM_LINK_KINDS = frozenset({PROBLEM_KIND, *PROBLEM_LINKED_KINDS})
-EVIDENCE_KINDS = frozenset({"change"})  # rule 3: kinds written with at least one evidence_ref
 
 
 # --------------------------------------------------------------------------- read
@@ -121,7 +125,7 @@ def read(services: ProfileServices, req: ReadRequest) -> ReadOutput:
         ),
         search_mode=found.search_mode,
         model_status=found.model_status,
-        warnings=[_retool(w) for w in found.warnings],
+        warnings=[retool(w) for w in found.warnings],
         query_time_ms=found.query_time_ms,
     )
 
@@ -146,7 +150,7 @@ def _read_result(hit: SearchResult, project: str | None, expand: Expand) -> Read
         match_confidence=hit.confidence,
         confidence=_number(meta.get("confidence")),
         rationale=meta.get("rationale") if isinstance(meta.get("rationale"), str) else None,
-        evidence_refs=_strings(meta.get("evidence_refs")),
+        evidence_refs=strings(meta.get("evidence_refs")),
         links=_links(meta),
         linked_via=_linked_via(hit, expand),
         superseded=bool(meta.get("superseded")),
@@ -161,7 +165,7 @@ def _links(meta: Mapping[str, Any]) -> ResultLinks:
 
     return ResultLinks(
         problem_id=text("problem_id"),
-        related_memory_ids=_strings(meta.get("related_memory_ids")),
+        related_memory_ids=strings(meta.get("related_memory_ids")),
         superseded_by=text("superseded_by"),
         superseded_by_change=text("superseded_by_change"),
     )
@@ -183,10 +187,6 @@ def _linked_via(hit: SearchResult, expand: Expand) -> str | None:
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _strings(value: Any) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 # --------------------------------------------------------------------------- write
@@ -235,35 +235,6 @@ def write(services: ProfileServices, req: WriteRequest) -> WriteOutput:
     )
 
 
-def check_evidence(memory: WriteMemory) -> None:
-    """Rule 3: a ``change`` names what changed."""
-    if memory.kind in EVIDENCE_KINDS and not memory.evidence_refs:
-        raise ValidationError(
-            f"A '{memory.kind}' memory needs at least one evidence reference",
-            code="VAL_EVIDENCE_REQUIRED",
-            details={"field": "memory.evidence_refs", "kind": memory.kind, "rule": "change_needs_evidence"},
-            suggestion="Add memory.evidence_refs with what shows the change, e.g. ['commit:3f2a91c', "
-            "'pr:1234', 'src/payments/retry.py'].",
-        )
-
-
-def check_write_links(services: ProfileServices, repo_id: str, kind: str, links: WriteLinks) -> None:
-    """Rules 1 and 2 for a write's links. The problem link of a solution or failed tactic is
-    checked by MemoryService.add (the shared rule); here: the repository of every linked memory,
-    and the problem link of the other kinds."""
-    named = {"memory.links.problem_id": links.problem_id} if links.problem_id else {}
-    for i, mid in enumerate(links.related_memory_ids or []):
-        named[f"memory.links.related_memory_ids[{i}]"] = mid
-    found = in_repository(services, repo_id, named)
-    if links.problem_id is None or kind in PROBLEM_LINKED_KINDS:
-        return
-    problem = found.get("memory.links.problem_id")
-    if problem is None or problem.get("status") != MemoryStatus.ACTIVE:
-        raise _problem_not_found(links.problem_id)
-    if problem.get("type") != PROBLEM_KIND:
-        raise _not_a_problem(links.problem_id, str(problem.get("type")), kind)
-
-
 def _write_metadata(repo_id: str, memory: WriteMemory, links: WriteLinks) -> dict[str, Any]:
     """The seed's audit fields, kept on the record; ``repo_id`` says where a global memory came from."""
     meta: dict[str, Any] = {"confidence": memory.confidence, "repo_id": repo_id}
@@ -306,235 +277,9 @@ def update(services: ProfileServices, req: UpdateRequest) -> UpdateOutput:
     body = parse_update(req.update)
     try:
         if isinstance(body, ArchiveState):
-            return _archive(services, req, body)
+            return updates.archive_state(services, req, body)
         if isinstance(body, UtilityVote):
-            return _vote(services, req, body)
-        return _fact_update_link(services, req, body)
+            return updates.utility_vote(services, req, body)
+        return updates.fact_update_link(services, req, body)
     except MemoryServiceError as exc:
         raise in_seed_terms(exc, UPDATE_FIELDS) from None
-
-
-def _archive(services: ProfileServices, req: UpdateRequest, body: ArchiveState) -> UpdateOutput:
-    in_repository(services, req.repo_id, {"memory_id": req.memory_id})
-    out = services.archive.set_archived(
-        req.memory_id, body.archived, rationale=body.rationale, dry_run=req.mode == "dry_run"
-    )
-    verb = "archived" if body.archived else "restored"
-    if out.status == "unchanged":
-        effects = [
-            f"memory {out.memory_id} is already {'archived' if out.archived else 'active'}: nothing to do"
-        ]
-    elif out.status == "dry_run":
-        effects = [f"memory {out.memory_id} would be {verb}" + _archive_note(body.archived, "would be")]
-    else:
-        effects = [f"memory {out.memory_id} was {verb}" + _archive_note(body.archived, "is")]
-    return _update_output(req, "archive_state", _status(out.status), effects, out.model_dump(mode="json"))
-
-
-def _archive_note(archived: bool, verb: str) -> str:
-    return (
-        f": it {verb} hidden from memory.read until restored (archived: false)"
-        if archived
-        else f": it {verb} found by memory.read again"
-    )
-
-
-def _vote(services: ProfileServices, req: UpdateRequest, body: UtilityVote) -> UpdateOutput:
-    in_repository(services, req.repo_id, {"memory_id": req.memory_id, "update.problem_id": body.problem_id})
-    out = services.feedback.vote(
-        MemoryFeedbackInput(
-            memory_id=req.memory_id,
-            problem_id=body.problem_id,
-            vote=body.vote,
-            rationale=body.rationale,
-            evidence_refs=body.evidence_refs,
-            mode=req.mode,
-        )
-    )
-    verb = "would be" if req.mode == "dry_run" else "was"
-    effects = [
-        f"utility vote {body.vote:g} on memory {out.memory_id} for problem {out.problem_id} {verb} "
-        "appended (votes are never overwritten)"
-    ]
-    return _update_output(req, "utility_vote", _status(out.status), effects, out.model_dump(mode="json"))
-
-
-def _fact_update_link(services: ProfileServices, req: UpdateRequest, body: FactUpdateLink) -> UpdateOutput:
-    in_repository(
-        services,
-        req.repo_id,
-        {
-            "memory_id": req.memory_id,
-            "update.old_fact_id": body.old_fact_id,
-            "update.new_fact_id": body.new_fact_id,
-        },
-    )
-    check_link_evidence(services, req.memory_id, body)
-    out = services.supersede.supersede(
-        MemorySupersedeInput(
-            old_fact_id=body.old_fact_id,
-            new_fact_id=body.new_fact_id,
-            change_id=req.memory_id,
-            rationale=body.rationale,
-            evidence_refs=body.evidence_refs,
-            mode=req.mode,
-        )
-    )
-    verb = "would be" if req.mode == "dry_run" else "is"
-    effects = [
-        f"fact {out.old_fact_id} {verb} linked to its replacement {out.new_fact_id} through change "
-        f"{out.change_id} (fact_updates chain: {' -> '.join(out.chain)})",
-        f"fact {out.old_fact_id} {verb} left out of memory.read results, except as a chain neighbour "
-        "(expand.include_fact_update_links)",
-    ]
-    return _update_output(req, "fact_update_link", _status(out.status), effects, out.model_dump(mode="json"))
-
-
-def check_link_evidence(services: ProfileServices, change_id: str, body: FactUpdateLink) -> None:
-    """Rule 3 for a fact_update_link: evidence on the link, or on the change it links. A memory
-    that is not a change is left to SupersedeService, which refuses it."""
-    if body.evidence_refs:
-        return
-    change = services.memory.load(change_id, field="memory_id")
-    if change.type != MemoryType.CHANGE or _strings(change.metadata.get("evidence_refs")):
-        return
-    raise ValidationError(
-        "A fact_update_link needs evidence: the change it links has none, and the update gives none",
-        code="VAL_EVIDENCE_REQUIRED",
-        details={
-            "field": "update.evidence_refs",
-            "change_id": change.id,
-            "rule": "fact_update_needs_evidence",
-        },
-        suggestion="Add update.evidence_refs with what shows the change invalidated the fact, e.g. "
-        "['commit:3f2a91c', 'src/config.py'].",
-    )
-
-
-def _status(service_status: str) -> str:
-    """The services' statuses (recorded, committed, archived, restored...) in three words."""
-    if service_status in ("dry_run", "unchanged"):
-        return service_status
-    return "committed"
-
-
-def _update_output(
-    req: UpdateRequest, kind: str, status: str, effects: list[str], result: dict[str, Any]
-) -> UpdateOutput:
-    return UpdateOutput(
-        repo_id=req.repo_id,
-        memory_id=str(result.get("memory_id") or req.memory_id),
-        mode=req.mode,
-        type=kind,
-        status=status,
-        effects=effects,
-        result=result,
-    )
-
-
-# --------------------------------------------------------------------------- shared rules
-
-
-def in_repository(
-    services: ProfileServices, repo_id: str, named: Mapping[str, str]
-) -> dict[str, dict[str, Any]]:
-    """Rule 2: the memories a request names (field -> id) that exist must be the repository's own
-    or global; returns their payloads by field. Unknown ids are left to the services, which say
-    which kind of memory was not found.
-
-    Raises:
-        ValidationError: an id is not a UUID (VAL_INVALID_UUID).
-        NotFoundError: an id names another repository's memory (NF_MEMORY, like an unknown id).
-    """
-    ids = {field: parse_uuid(mid, field=field) for field, mid in named.items()}
-    if not ids:
-        return {}
-    stored = {p.id: p.payload for p in services.stores.vectors.retrieve(MEMORIES, list(set(ids.values())))}
-    found: dict[str, dict[str, Any]] = {}
-    for field, mid in ids.items():
-        payload = stored.get(mid)
-        if payload is None or payload.get("status") == MemoryStatus.DELETED:
-            continue
-        if payload.get("project") not in (repo_id, GLOBAL_PROJECT):
-            raise NotFoundError(
-                f"Memory '{mid}' not found in repository '{repo_id}'",
-                code="NF_MEMORY",
-                details={"field": field, "provided": named[field], "repo_id": repo_id},
-                suggestion="Use an id memory.read returns for this repo_id (a repository's memories are "
-                "its own; memories written with scope 'global' are shared).",
-            )
-        found[field] = payload
-    return found
-
-
-def _problem_not_found(problem_id: str) -> NotFoundError:
-    return NotFoundError(
-        f"Problem '{problem_id}' not found",
-        code="NF_PROBLEM",
-        details={"field": "memory.links.problem_id", "provided": problem_id},
-        suggestion=SUGGESTIONS["NF_PROBLEM"],
-    )
-
-
-def _not_a_problem(problem_id: str, found: str, kind: str) -> ValidationError:
-    return ValidationError(
-        f"Memory '{problem_id}' is a '{found}' memory, not a problem",
-        code="VAL_PROBLEM_LINK_INVALID",
-        details={
-            "field": "memory.links.problem_id",
-            "provided": problem_id,
-            "found_type": found,
-            "expected_type": PROBLEM_KIND,
-            "kind": kind,
-        },
-        suggestion=SUGGESTIONS["VAL_PROBLEM_LINK_INVALID"],
-    )
-
-
-# --------------------------------------------------------------------------- errors in seed terms
-
-SUGGESTIONS = {
-    "VAL_PROBLEM_LINK_REQUIRED": "Give memory.links.problem_id: the memory_id of a 'problem' memory (write "
-    "one with memory.write kind='problem' first, or find it with memory.read kinds=['problem']).",
-    "VAL_PROBLEM_LINK_INVALID": "Point links.problem_id (or update.problem_id) at a memory of kind "
-    "'problem' (memory.read kinds=['problem'] finds them).",
-    "NF_PROBLEM": "Write the problem first (memory.write kind='problem') and pass its memory_id, or find "
-    "it with memory.read kinds=['problem'].",
-}
-# The services' words for their own tools, as seed-002 operations (longest first).
-_TOOLS = (
-    ("memory_search memory_types=['problem']", "memory.read kinds=['problem']"),
-    ("memory_add type='problem'", "memory.write kind='problem'"),
-    ("memory_search", "memory.read"),
-    ("memory_add", "memory.write"),
-    ("memory_get", "memory.read"),
-    ("memory_feedback", "memory.update utility_vote"),
-    ("memory_supersede", "memory.update fact_update_link"),
-    ("include_superseded=true", "expand.include_fact_update_links"),
-)
-_RELATIONSHIP_FIELD = re.compile(r"^relationships\[(\d+)\]\.target_id$")
-
-
-def in_seed_terms(exc: MemoryServiceError, fields: Mapping[str, str]) -> MemoryServiceError:
-    """The same error (code, message, category) with the request's field names and seed-002
-    operations in its details and suggestion."""
-    field = exc.details.get("field")
-    if isinstance(field, str):
-        exc.details = {**exc.details, "field": _rename(field, fields)}
-    exc.suggestion = SUGGESTIONS.get(exc.code) or _retool(exc.suggestion)
-    return exc
-
-
-def _rename(field: str, fields: Mapping[str, str]) -> str:
-    if match := _RELATIONSHIP_FIELD.match(field):
-        return f"memory.links.related_memory_ids[{match.group(1)}]"
-    for ours in sorted(fields, key=len, reverse=True):
-        if field == ours or field.startswith((f"{ours}.", f"{ours}[")):
-            return fields[ours] + field[len(ours) :]
-    return field
-
-
-def _retool(text: str) -> str:
-    for ours, theirs in _TOOLS:
-        text = text.replace(ours, theirs)
-    return text

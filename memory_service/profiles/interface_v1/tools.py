@@ -3,7 +3,8 @@
 Served as ``memory-read`` / ``memory-write`` / ``memory-update`` by default (Claude Code refuses
 dots in tool names) and by the seed's dotted names with MEMORY_SERVER__TOOL_NAMES=seed
 (tools/profiles.py). Seed 002 defines no envelope of its own, so answers and errors are seed
-001's. The mapping onto the services and the semantic rules are in profiles/interface_v1/mapping.py.
+001's. The mapping onto the services is in profiles/interface_v1/mapping.py, the semantic rules
+in rules.py.
 """
 
 from __future__ import annotations

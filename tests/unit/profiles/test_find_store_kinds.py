@@ -10,6 +10,7 @@ import pytest
 
 from memory_service.core.errors import ConflictError, ValidationError
 from memory_service.profiles import chunking
+from memory_service.profiles.find_store import hits, seed_errors
 from memory_service.profiles.find_store import items as fs
 from memory_service.profiles.find_store.schemas import KINDS, StoreItem, required_fields
 
@@ -80,7 +81,7 @@ def test_each_missing_field_is_named(kind: str, name: str) -> None:
     assert error.code == "VAL_MISSING_FIELD"
     assert error.details["missing"] == [f"items[0].data.{name}"]
     assert f"items[0].data.{name}" in error.details["expected"]
-    assert fs.seed_error(error)["error_code"] == "MISSING_FIELDS"
+    assert seed_errors.seed_error(error)["error_code"] == "MISSING_FIELDS"
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -89,7 +90,7 @@ def test_all_missing_fields_are_named_at_once(kind: str) -> None:
         fs.check_data(kind, {"note": "nothing the kind needs"}, field="data")
     missing = caught.value.details["missing"]
     assert {m.removeprefix("data.") for m in missing} == SEED_REQUIRED[kind]
-    fix = fs.seed_error(caught.value)["fix"]
+    fix = seed_errors.seed_error(caught.value)["fix"]
     assert fix["fields"] == missing
     assert set(fix["expected"]) == set(missing)
 
@@ -116,7 +117,7 @@ def test_wrong_values_are_refused_with_the_field(kind: str, name: str, bad: Any)
     with pytest.raises(ValidationError) as caught:
         fs.check_data(kind, {**COMPLETE[kind], name: bad}, field="data")
     assert caught.value.details["field"] == f"data.{name}"
-    assert fs.seed_error(caught.value)["fix"]["fields"] == [f"data.{name}"]
+    assert seed_errors.seed_error(caught.value)["fix"]["fields"] == [f"data.{name}"]
 
 
 def test_enums_ignore_case_and_numbers_become_strings() -> None:
@@ -273,21 +274,21 @@ def test_a_long_section_item_becomes_chunk_memories_with_keys() -> None:
 
 def test_snippets_are_short_and_show_the_query_term() -> None:
     content = "Intro. " * 100 + "The reconciliation job runs nightly. " + "Tail. " * 100
-    text = fs.snippet(content, "when does reconciliation run")
-    assert len(text) <= fs.SNIPPET_CHARS
+    text = hits.snippet(content, "when does reconciliation run")
+    assert len(text) <= hits.SNIPPET_CHARS
     assert "reconciliation" in text
-    assert fs.snippet("short text", "x") == "short text"
-    assert fs.snippet("word " * 200, "absent").startswith("word")
+    assert hits.snippet("short text", "x") == "short text"
+    assert hits.snippet("word " * 200, "absent").startswith("word")
 
 
 def test_chunk_titles_show_their_headings() -> None:
-    title = fs.hit_title("Handbook", {"heading_path": ["Handbook", "Retries", "Backoff"]})
+    title = hits.hit_title("Handbook", {"heading_path": ["Handbook", "Retries", "Backoff"]})
     assert title == "Handbook > Retries > Backoff"
-    assert fs.hit_title("Issue", {}) == "Issue"
+    assert hits.hit_title("Issue", {}) == "Issue"
 
 
 def test_citations_come_from_sources_prs_and_trackers() -> None:
-    cited = fs.citations(
+    cited = hits.citations(
         {
             "source": {"url": "https://wiki/x", "tool": "wiki"},
             "pr_id": "42",
@@ -296,8 +297,8 @@ def test_citations_come_from_sources_prs_and_trackers() -> None:
         }
     )
     assert cited == ["https://wiki/x", "shop#42", "commit abc123"]
-    assert fs.citations({"tracker": "jira", "external_id": "PAY-1"}) == ["jira:PAY-1"]
-    assert fs.citations({}) == []
+    assert hits.citations({"tracker": "jira", "external_id": "PAY-1"}) == ["jira:PAY-1"]
+    assert hits.citations({}) == []
 
 
 @pytest.mark.parametrize(
@@ -325,7 +326,7 @@ def test_citations_come_from_sources_prs_and_trackers() -> None:
     ],
 )
 def test_error_codes_map_to_the_seed_codes(code: str, seed: str) -> None:
-    assert fs.seed_code(code) == seed
+    assert seed_errors.seed_code(code) == seed
 
 
 def test_an_error_answer_has_a_hint_and_a_fix() -> None:
@@ -335,7 +336,7 @@ def test_an_error_answer_has_a_hint_and_a_fix() -> None:
         details={"field": "content", "memory_id": "x"},
         suggestion="Record a new decision instead.",
     )
-    answer = fs.seed_error(error)
+    answer = seed_errors.seed_error(error)
     assert set(answer) == {"error_code", "human_hint", "fix", "details"}
     assert answer["error_code"] == "CONFLICT"
     assert answer["human_hint"].endswith("Record a new decision instead.")

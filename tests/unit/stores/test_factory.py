@@ -60,7 +60,7 @@ def test_every_backend_has_an_opener() -> None:
 
 
 def test_long_project_names_make_bounded_distinct_slugs() -> None:
-    from memory_service.settings import project_slug
+    from memory_service.project import project_slug
 
     a, b = project_slug("x" * 100), project_slug("x" * 99 + "y")
     assert len(a) == len(b) == 48 and a != b

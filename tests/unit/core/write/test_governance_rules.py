@@ -14,7 +14,7 @@ from memory_service.core.models import MemoryRecord, Scope
 from memory_service.core.scopes import CallerScope, ScopeInput, read_conditions, resolve_write
 from memory_service.core.write import dedupe
 from memory_service.core.write.rules import check_governed_update
-from memory_service.settings import head_branch, parse_remote
+from memory_service.project import head_branch, parse_remote
 
 HERE = Scope(org="acme", project="shop", branch="feature-a")
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
