@@ -147,6 +147,7 @@ def build_stores(settings: Settings) -> Stores:
     """Open every store: embedded ones under the data directory, servers where configured."""
     from memory_service.embeddings.bm25 import Bm25Encoder
     from memory_service.embeddings.fastembed_embedder import FastEmbedder
+    from memory_service.stores.local.flags import LocalFlags
     from memory_service.stores.local.index import LocalIndexState
     from memory_service.stores.local.journal import LocalWriteJournal
     from memory_service.stores.local.stores import LocalAuditLog
@@ -175,6 +176,7 @@ def build_stores(settings: Settings) -> Stores:
         raise
     cache, queue, vectors, graph = opened[3:]
     journal = LocalWriteJournal(db, queue, audit)  # always local: intents are on disk before any write
+    flags = LocalFlags(db)  # in the same file, so its markers stand or fall with the journal
     return Stores(
         vectors=vectors,
         graph=graph,
@@ -186,4 +188,5 @@ def build_stores(settings: Settings) -> Stores:
         index_state=index_state,
         votes=votes,
         journal=journal,
+        flags=flags,
     )
