@@ -112,7 +112,8 @@ def _redis_cache(settings: Settings, _db: LocalDB) -> Cache:
     from memory_service.stores.resilience.failover_cache import FailoverCache
 
     # Redis down: caching off (misses, skipped writes), never a failed call.
-    return FailoverCache(RedisCache(url=_redis_url(settings), prefix=settings.redis.key_prefix or ""))
+    redis = RedisCache(url=_redis_url(settings), prefix=settings.redis.key_prefix or "")
+    return cast(Cache, FailoverCache(redis))
 
 
 def _redis_queue(settings: Settings, db: LocalDB) -> Queue:
@@ -122,7 +123,7 @@ def _redis_queue(settings: Settings, db: LocalDB) -> Queue:
 
     # Redis down: the outbox goes to the local durable queue, in order, and back once drained.
     redis = RedisQueue(url=_redis_url(settings), prefix=settings.redis.key_prefix or "")
-    return FailoverQueue(redis, LocalQueue(db))
+    return cast(Queue, FailoverQueue(redis, LocalQueue(db)))
 
 
 VECTORS: dict[str, Opener] = {"edge": _edge_vectors, "server": _server_vectors}
