@@ -70,9 +70,9 @@ def repair(
     presence = services.presence
     try:
         if accept_empty:
-            from memory_service.core.ports import AuditEvent
+            from memory_service.core.audit_event import audit_event
 
-            event = AuditEvent("accept_empty", "store", "memories", settings.actor, {})
+            event = audit_event("accept_empty", "store", "memories", settings.actor, {})
             services.stores.audit.append([event])
         services.stores.embedder.wait_ready(settings.embedding.load_timeout_seconds)
         try:
@@ -88,11 +88,11 @@ def repair(
         if presence is not None:
             lost = presence.check_records(services.stores, full=True).missing_records
             if lost and (accept_loss or accept_empty):  # consent to lose them
-                from memory_service.core.ports import AuditEvent
+                from memory_service.core.audit_event import audit_event
                 from memory_service.core.records import MEMORY_LABEL, RECORD_LOST
                 from memory_service.core.write.graph_sync import op_delete_nodes
 
-                events = [AuditEvent(RECORD_LOST, "memory", i, settings.actor, {}) for i in lost]
+                events = [audit_event(RECORD_LOST, "memory", i, settings.actor, {}) for i in lost]
                 services.stores.audit.append(events)
                 services.sync.enqueue([op_delete_nodes(MEMORY_LABEL, lost)])  # and their edges
                 services.sync.drain()

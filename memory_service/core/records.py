@@ -11,6 +11,7 @@ from memory_service.core.ports import (
     Cache,
     CollectionSpec,
     Embedder,
+    Flags,
     GraphStore,
     IndexState,
     Queue,
@@ -111,10 +112,13 @@ class Stores:
     index_state: IndexState
     votes: VoteStore
     journal: WriteJournal | None = None  # write intents (services.write_journal); None: writes unjournaled
+    flags: Flags | None = None  # durable markers beside the journal (None: none kept)
 
     def close(self) -> None:
         if self.journal is not None:
             self.journal.close()
+        if self.flags is not None:
+            self.flags.close()
         for store in (
             self.vectors,
             self.graph,

@@ -112,7 +112,8 @@ def _redis_cache(settings: Settings, _db: LocalDB) -> Cache:
     from memory_service.stores.resilience.failover_cache import FailoverCache
 
     # Redis down: caching off (misses, skipped writes), never a failed call.
-    return FailoverCache(RedisCache(url=_redis_url(settings), prefix=settings.redis.key_prefix or ""))
+    redis = RedisCache(url=_redis_url(settings), prefix=settings.redis.key_prefix or "")
+    return cast(Cache, FailoverCache(redis))
 
 
 def _redis_queue(settings: Settings, db: LocalDB) -> Queue:
@@ -122,7 +123,7 @@ def _redis_queue(settings: Settings, db: LocalDB) -> Queue:
 
     # Redis down: the outbox goes to the local durable queue, in order, and back once drained.
     redis = RedisQueue(url=_redis_url(settings), prefix=settings.redis.key_prefix or "")
-    return FailoverQueue(redis, LocalQueue(db))
+    return cast(Queue, FailoverQueue(redis, LocalQueue(db)))
 
 
 VECTORS: dict[str, Opener] = {"edge": _edge_vectors, "server": _server_vectors}
@@ -147,6 +148,7 @@ def build_stores(settings: Settings) -> Stores:
     """Open every store: embedded ones under the data directory, servers where configured."""
     from memory_service.embeddings.bm25 import Bm25Encoder
     from memory_service.embeddings.fastembed_embedder import FastEmbedder
+    from memory_service.stores.local.flags import LocalFlags
     from memory_service.stores.local.index import LocalIndexState
     from memory_service.stores.local.journal import LocalWriteJournal
     from memory_service.stores.local.stores import LocalAuditLog
@@ -175,6 +177,7 @@ def build_stores(settings: Settings) -> Stores:
         raise
     cache, queue, vectors, graph = opened[3:]
     journal = LocalWriteJournal(db, queue, audit)  # always local: intents are on disk before any write
+    flags = LocalFlags(db)  # in the same file, so its markers stand or fall with the journal
     return Stores(
         vectors=vectors,
         graph=graph,
@@ -186,4 +189,5 @@ def build_stores(settings: Settings) -> Stores:
         index_state=index_state,
         votes=votes,
         journal=journal,
+        flags=flags,
     )

@@ -1,5 +1,5 @@
 """Contract tests for the embedded SQLite file (its cache and queue beyond the ports' contract, the
-audit log) and the data-dir owner lock."""
+audit log, the flags) and the data-dir owner lock."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from memory_service.core.errors import ServiceUnavailableError
-from memory_service.core.ports import AuditEvent, AuditLog, AuditQuery, Cache, Queue
+from memory_service.core.ports import AuditEvent, AuditLog, AuditQuery, Cache, Flags, Queue
 from memory_service.stores.local.db import DB_FILENAME, LocalDB
+from memory_service.stores.local.flags import LocalFlags
 from memory_service.stores.local.stores import LocalAuditLog, LocalCache, LocalQueue
 from memory_service.stores.owner_lock import OwnerLock, read_owner
 
@@ -68,6 +69,7 @@ def test_stores_satisfy_the_ports(db: LocalDB) -> None:
     assert isinstance(LocalCache(db), Cache)
     assert isinstance(LocalQueue(db), Queue)
     assert isinstance(LocalAuditLog(db), AuditLog)
+    assert isinstance(LocalFlags(db), Flags)
 
 
 def test_closing_one_store_keeps_the_shared_db_open_until_the_last(db: LocalDB) -> None:
@@ -206,6 +208,39 @@ def test_audit_rows_cannot_be_updated_or_deleted(db: LocalDB) -> None:
     finally:
         raw.close()
     assert LocalAuditLog(db).list()[0].actor == "agent"
+
+
+# --------------------------------------------------------------------------- flags
+
+
+def test_flags_are_unset_until_set_and_kept_on_disk(tmp_path: Path) -> None:
+    db = LocalDB.in_dir(tmp_path)
+    flags = LocalFlags(db)
+    assert flags.get("embeddings_complete") is None
+    flags.set("embeddings_complete", True)
+    flags.set("embeddings_complete", False)
+    flags.set("other", True)
+    flags.close()
+    db.close()
+    db = LocalDB.in_dir(tmp_path)
+    flags = LocalFlags(db)
+    assert (flags.get("embeddings_complete"), flags.get("other")) == (False, True)
+    flags.close()
+    db.close()
+
+
+def test_flags_of_an_older_data_directory_are_kept(tmp_path: Path) -> None:
+    """They rode on the write journal, in its ``journal_flags`` table: the same table serves."""
+    conn = sqlite3.connect(tmp_path / DB_FILENAME)
+    conn.execute("CREATE TABLE journal_flags (name TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+    conn.execute("INSERT INTO journal_flags VALUES ('embeddings_complete', 1)")
+    conn.commit()
+    conn.close()
+    db = LocalDB.in_dir(tmp_path)
+    flags = LocalFlags(db)
+    assert flags.get("embeddings_complete") is True
+    flags.close()
+    db.close()
 
 
 # --------------------------------------------------------------------------- owner lock

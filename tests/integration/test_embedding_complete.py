@@ -1,7 +1,7 @@
 """The refresher's look for memories without vectors is remembered across starts.
 
 That look is an unindexed scan (about 2 s at 100k memories, holding the GIL: the first search after
-a start waited for it). The journal keeps a flag saying the last look found none and no write of
+a start waited for it). A durable flag beside the journal says the last look found none and no write of
 such memories began after it; a start with the flag set does not look. Real stores and model.
 """
 
@@ -33,8 +33,8 @@ def _refresher(services: Services) -> EmbeddingRefresher:
 
 
 def _flag(services: Services) -> bool | None:
-    assert services.stores.journal is not None
-    return services.stores.journal.flag(COMPLETE)
+    assert services.stores.flags is not None
+    return services.stores.flags.get(COMPLETE)
 
 
 def test_a_start_after_a_look_that_found_nothing_does_not_look_again(tmp_path: Path) -> None:

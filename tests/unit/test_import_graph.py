@@ -87,3 +87,15 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     graph.add_import(importer="p.b", imported="p.a")
     graph.add_import(importer="p.c", imported="p.a")
     assert cycles(graph) == [["p.a", "p.b"]]
+
+
+def test_the_ports_import_nothing_but_other_ports(graph: grimp.ImportGraph) -> None:
+    ports = f"{PACKAGE}.core.ports"
+    arrows = sorted(
+        (module, target)
+        for module in graph.modules
+        if module == ports or module.startswith(f"{ports}.")
+        for target in graph.find_modules_directly_imported_by(module)
+        if target.startswith(f"{PACKAGE}.") and target != ports and not target.startswith(f"{ports}.")
+    )
+    assert arrows == []

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer.walker import InvalidGlobError, compile_globs
+from memory_service.core.audit_event import audit_event
 from memory_service.core.code import records as cr
 from memory_service.core.code.index import CodeIndexer
 from memory_service.core.code.paths import PathPolicy, echo
@@ -23,7 +24,6 @@ from memory_service.core.code.schemas import (
 from memory_service.core.errors import NotFoundError, ValidationError
 from memory_service.core.guards import parse_uuid
 from memory_service.core.jobs import JobContext, JobManager, JobState
-from memory_service.core.ports import AuditEvent
 from memory_service.core.records import Stores
 
 
@@ -46,7 +46,7 @@ class IndexService:
 
     def _audit(self, operation: str, entity_id: str, details: dict[str, Any]) -> None:
         """Index changes are derived data, but every mutation is still recorded (ROADMAP 4)."""
-        self._stores.audit.append([AuditEvent(operation, "code_index", entity_id, self._actor, details)])
+        self._stores.audit.append([audit_event(operation, "code_index", entity_id, self._actor, details)])
 
     def start_directory(self, req: IndexDirectoryInput) -> JobStarted:
         directory = self._paths.resolve(req.directory_path, field="directory_path", want="dir")

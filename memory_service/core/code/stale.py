@@ -13,10 +13,11 @@ import logging
 from collections import defaultdict
 
 from indexer import CodeUnit, FileIndex
+from memory_service.core.audit_event import audit_event
 from memory_service.core.errors import NotFoundError, ValidationError
 from memory_service.core.memory.service import MemoryService, memory_node
 from memory_service.core.models import StaleMark, utcnow
-from memory_service.core.ports import AuditEvent, GraphEdge
+from memory_service.core.ports import GraphEdge
 from memory_service.core.records import MEMORY_LABEL
 from memory_service.core.write.graph_sync import op_upsert_nodes
 from memory_service.core.write.writer import RecordWriter
@@ -94,7 +95,7 @@ class StaleMarker:
                 self._writer.write(
                     [new],
                     graph_ops=[op_upsert_nodes([memory_node(new)])],
-                    audit=[AuditEvent("mark_stale", "memory", new.id, self._actor, details)],
+                    audit=[audit_event("mark_stale", "memory", new.id, self._actor, details)],
                     reembed=False,
                 )
         except (NotFoundError, ValidationError):  # deleted since (or a node that is not a memory)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.code.records import FILE_LABEL, MODULE_LABEL
 from memory_service.core.errors import NotFoundError, ValidationError
 from memory_service.core.graph.down import needs_graph
@@ -21,7 +22,7 @@ from memory_service.core.graph.schemas import (
     GraphQueryOutput,
     RelatedItem,
 )
-from memory_service.core.ports import AuditEvent, AuditLog, GraphNode, GraphStore
+from memory_service.core.ports import AuditLog, GraphNode, GraphStore
 from memory_service.core.records import MEMORY_LABEL
 
 # Where an entity id may point: memory ids, unit ids (Function/Class), file paths, module names;
@@ -65,7 +66,7 @@ class GraphToolsService:
         if self._allow_writes and self._audit is not None:
             # With write access a query may have changed the graph: the audit keeps what ran.
             details = {"cypher": request.cypher, "params": request.params or {}, "rows": len(rows)}
-            self._audit.append([AuditEvent("graph_query", "graph", "cypher", self._actor, details)])
+            self._audit.append([audit_event("graph_query", "graph", "cypher", self._actor, details)])
         return GraphQueryOutput(
             results=rows[: request.limit],
             query_time_ms=elapsed,

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.code import records as code_records
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.jobs import JobManager, JobState
@@ -84,7 +85,7 @@ class RepairService:
         }
         if state.status == "completed":
             details = {k: v for k, v in outcome.items() if isinstance(v, int) and v}
-            self._stores.audit.append([AuditEvent("repair", "job", state.job_id, self._actor, details)])
+            self._stores.audit.append([audit_event("repair", "job", state.job_id, self._actor, details)])
         return outcome
 
     def _edges_from_audit(self) -> int:
@@ -122,7 +123,7 @@ class RepairService:
         while True:
             points, offset = self._stores.vectors.scroll(MEMORIES, None, limit=256, offset=offset)
             events += [
-                AuditEvent("audit_restored", "memory", p.id, self._actor, _restored(p.payload))
+                audit_event("audit_restored", "memory", p.id, self._actor, _restored(p.payload))
                 for p in points
                 if p.id not in audited
             ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.memory.archive_schemas import ArchiveOutput, ArchiveStatus
 from memory_service.core.memory.service import MemoryService, memory_node
 from memory_service.core.models import MemoryRecord, MemoryStatus, utcnow
@@ -91,7 +92,7 @@ class ArchiveService:
             "scope": record.scope.model_dump(exclude_none=True),
             "rationale": rationale,
         }
-        return AuditEvent(operation, "memory", record.id, self._actor, details)
+        return audit_event(operation, "memory", record.id, self._actor, details)
 
 
 def _node(record: MemoryRecord) -> GraphNode:

@@ -15,10 +15,11 @@ applied and answers as that attempt did, with no second vote.
 
 from __future__ import annotations
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.errors import ValidationError
 from memory_service.core.memory.feedback_schemas import MemoryFeedbackInput, MemoryFeedbackOutput
 from memory_service.core.memory.service import MemoryService
-from memory_service.core.ports import AuditEvent, Vote
+from memory_service.core.ports import Vote
 from memory_service.core.records import Stores
 from memory_service.core.search.signals import UTILITY_VOTE
 from memory_service.core.write.kinds import PROBLEM_KIND
@@ -65,7 +66,7 @@ class FeedbackService:
             overall_mean_vote=_mean(overall),
         )
         if req.mode == "commit":
-            event = AuditEvent(
+            event = audit_event(
                 UTILITY_VOTE,
                 "memory",
                 record.id,

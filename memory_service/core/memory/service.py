@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from memory_service.core import actor, ttl
+from memory_service.core.audit_event import audit_event
 from memory_service.core.code.citations import CODE_REFS, code_ref_edges
 from memory_service.core.errors import (
     MemoryServiceError,
@@ -510,7 +511,7 @@ class MemoryService:
     def _audit(self, operation: str, record: MemoryRecord, extra: dict[str, Any] | None = None) -> AuditEvent:
         details = {"type": record.type, "content_hash": record.content_hash, "version": record.version}
         details["scope"] = record.scope.model_dump(exclude_none=True)
-        return AuditEvent(operation, "memory", record.id, self._actor, {**details, **(extra or {})})
+        return audit_event(operation, "memory", record.id, self._actor, {**details, **(extra or {})})
 
 
 def _created(new: NewRecord) -> dict[str, Any]:

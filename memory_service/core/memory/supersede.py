@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.errors import ConflictError, MemoryServiceError, ValidationError
 from memory_service.core.memory.feedback_schemas import (
     MemorySupersedeInput,
@@ -29,7 +30,7 @@ from memory_service.core.memory.feedback_schemas import (
 from memory_service.core.memory.schemas import MemoryAddInput, RelationshipInput
 from memory_service.core.memory.service import MemoryService
 from memory_service.core.models import MemoryRecord, MemoryType, utcnow
-from memory_service.core.ports import AuditEvent, GraphEdge
+from memory_service.core.ports import GraphEdge
 from memory_service.core.records import MEMORY_LABEL, Stores
 from memory_service.core.write.graph_sync import op_upsert_edges
 from memory_service.core.write.writer import RecordWriter, answered
@@ -109,7 +110,7 @@ class SupersedeService:
         }
         old.version += 1
         old.updated_at = utcnow()
-        event = AuditEvent(
+        event = audit_event(
             "supersede",
             "memory",
             old.id,

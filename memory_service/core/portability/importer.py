@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.memory.service import MemoryService, memory_node
 from memory_service.core.models import MemoryRecord, utcnow
 from memory_service.core.portability.format import MemoryLine, ValidatedFile
 from memory_service.core.portability.schemas import ConflictMode, ImportMemoryOutput
-from memory_service.core.ports import AuditEvent, GraphEdge, Vote
+from memory_service.core.ports import GraphEdge, Vote
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, Stores, from_payload, thread_of
 from memory_service.core.write.graph_sync import op_delete_edges_of, op_upsert_edges, op_upsert_nodes
 from memory_service.core.write.writer import RecordWriter
@@ -117,7 +118,7 @@ class Importer:
         if not written:
             return
         audit = {
-            p.line.memory.id: AuditEvent(
+            p.line.memory.id: audit_event(
                 "import",
                 "memory",
                 p.line.memory.id,

@@ -9,6 +9,7 @@ All methods are synchronous; the MCP layer runs them in worker threads.
 from memory_service.core.ports.audit import AuditEvent, AuditLog, AuditQuery
 from memory_service.core.ports.cache import Cache
 from memory_service.core.ports.embedder import Embedder, SparseEncoder
+from memory_service.core.ports.flags import Flags
 from memory_service.core.ports.graph import GraphEdge, GraphNode, GraphStore, RelatedEntity
 from memory_service.core.ports.health import ComponentHealth
 from memory_service.core.ports.index_state import IndexedFile, IndexState
@@ -32,6 +33,7 @@ __all__ = [
     "CollectionSpec",
     "ComponentHealth",
     "Embedder",
+    "Flags",
     "GraphEdge",
     "GraphNode",
     "GraphStore",

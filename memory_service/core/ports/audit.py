@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import builtins
-import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
-
-from memory_service.core import actor
-from memory_service.core.limits import AUDIT_ITEMS, AUDIT_TEXT_CHARS, clip_value
-from memory_service.core.redaction.sanitize import kinds_note, scrub_value
 
 
 @dataclass(frozen=True)
 class AuditEvent:
-    """One mutation: who did what to which entity, when, with what change."""
+    """One mutation: who did what to which entity, when, with what change. A plain record: core
+    makes its events with :func:`memory_service.core.audit_event.audit_event`, which masks
+    secrets, resolves the actor and clips the details."""
 
     operation: str
     entity_type: str
@@ -25,24 +22,9 @@ class AuditEvent:
     timestamp: str | None = None
     seq: int | None = None  # its place in the log (set when read back): newer events have higher
 
-    def __post_init__(self) -> None:
-        details = self.details
-        if self.seq is None:  # a new event (one read back has its seq): as the rules stand now
-            # Secrets never reach the audit: masked, and the event notes how many of which kind.
-            details, kinds = scrub_value(details)
-            if kinds:
-                details = {**details, "redacted": kinds_note(kinds)}
-            object.__setattr__(self, "actor", actor.effective(self.actor))  # frozen
-        # What a mutation repeats of its input is bounded: the record says what changed, and
-        # the memory itself holds the full text (ids, hashes and field names are short anyway).
-        object.__setattr__(self, "details", clip_value(details, AUDIT_TEXT_CHARS, items=AUDIT_ITEMS))
-
     def at(self, timestamp: str) -> AuditEvent:
-        """This event with its time set: a copy whose details are not checked again (they were,
-        when it was made; ``dataclasses.replace`` would mask and clip them a second time)."""
-        event = copy.copy(self)
-        object.__setattr__(event, "timestamp", timestamp)  # frozen
-        return event
+        """This event with its time set (its details as they are)."""
+        return replace(self, timestamp=timestamp)
 
 
 @dataclass(frozen=True)

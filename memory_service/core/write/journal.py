@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.models import MemoryRecord
 from memory_service.core.ports import AuditEvent, IndexedFile, JournalEntry, VectorPoint, WriteJournal
 from memory_service.core.records import GRAPH_SYNC_TOPIC, MEMORIES, MEMORY_LABEL, Stores
@@ -188,7 +189,7 @@ class JournalReplay:
             return
         out.records_dropped += len(dropped)
         ops = [o for op in entry.body.get("ops", []) if (o := _without(op, dropped)) is not None]
-        audit = [AuditEvent(**e) for e in entry.body.get("audit", []) if e.get("entity_id") not in dropped]
+        audit = [audit_event(**e) for e in entry.body.get("audit", []) if e.get("entity_id") not in dropped]
         with_context = [r["id"] for r in kept if r.get("context")]
         if with_context:
             have = self._stores.vectors.context_ids(MEMORIES, with_context)

@@ -67,8 +67,8 @@ def scrub_record(record: MemoryRecord) -> None:
     record.metadata = scrub_value(record.metadata)[0]
 
 
-# Journal flag: the refresher's last look found no active record without its dense vector, and no
-# write of such records began after it.
+# A durable flag (stores.flags): the refresher's last look found no active record without its
+# dense vector, and no write of such records began after it.
 COMPLETE = "embeddings_complete"
 
 
@@ -88,12 +88,12 @@ class RecordWriter:
         self._unsettled: set[str] = set()  # journal entries a failed write left (retried on drain)
         self._unsettled_lock = threading.Lock()
         # Set while records stored without dense vectors may exist (embedding_refresh.py looks
-        # for them only then): after any write without a model, and at start unless the journal's
+        # for them only then): after any write without a model, and at start unless the
         # COMPLETE flag says the last look found none and no such write came after it. (That
         # look is an unindexed scan: ~2 s at 100k memories, holding the GIL, so searches stall.)
         self.pending = threading.Event()
-        journal = stores.journal
-        if journal is None or journal.flag(COMPLETE) is not True:
+        flags = stores.flags
+        if flags is None or flags.get(COMPLETE) is not True:
             self.pending.set()
         self._incomplete_lock = threading.Lock()
         self._incomplete_writes = 0  # writes of records without vectors begun, ever (a token)
@@ -204,9 +204,9 @@ class RecordWriter:
         with self._incomplete_lock:
             self._incomplete_writes += 1
             self._incomplete_open += 1
-            journal = self._stores.journal
-            if journal is not None:
-                journal.set_flag(COMPLETE, False)
+            flags = self._stores.flags
+            if flags is not None:
+                flags.set(COMPLETE, False)
 
     def incomplete_token(self) -> int:
         """Taken by the refresher before it looks for records without vectors."""
@@ -218,13 +218,13 @@ class RecordWriter:
         remember it on disk, unless such a write began since the token or is still in flight
         (its records may have landed after the look). Returns whether the flag was set."""
         with self._incomplete_lock:
-            journal = self._stores.journal
-            if journal is None or token != self._incomplete_writes or self._incomplete_open:
+            flags = self._stores.flags
+            if flags is None or token != self._incomplete_writes or self._incomplete_open:
                 return False
             if self.pending.is_set():
                 return False
-            if journal.flag(COMPLETE) is not True:
-                journal.set_flag(COMPLETE, True)
+            if flags.get(COMPLETE) is not True:
+                flags.set(COMPLETE, True)
             return True
 
     def replayed(self, model: type[A]) -> A | None:

@@ -34,10 +34,6 @@ _SCHEMA = (
     created_at REAL NOT NULL,
     answer TEXT
 )""",
-    """CREATE TABLE IF NOT EXISTS journal_flags (
-    name TEXT PRIMARY KEY,
-    value INTEGER NOT NULL
-)""",
 )
 KEEP_KEYS_SECONDS = 7 * 24 * 3600
 
@@ -112,19 +108,6 @@ class LocalWriteJournal(_Store):
     def discard(self, entry_id: str) -> None:
         with self._db.transaction("journal.discard") as conn:
             conn.execute("DELETE FROM write_journal WHERE id = ?", (int(entry_id),))
-
-    def flag(self, name: str) -> bool | None:
-        with self._db.cursor("journal.flag") as conn:
-            row = conn.execute("SELECT value FROM journal_flags WHERE name = ?", (name,)).fetchone()
-        return None if row is None else bool(row[0])
-
-    def set_flag(self, name: str, value: bool) -> None:
-        with self._db.transaction("journal.set_flag") as conn:
-            conn.execute(
-                "INSERT INTO journal_flags(name, value) VALUES (?, ?) "
-                "ON CONFLICT(name) DO UPDATE SET value = excluded.value",
-                (name, int(value)),
-            )
 
     def count(self) -> int:
         with self._db.cursor("journal.count") as conn:

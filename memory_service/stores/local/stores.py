@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import AuditEvent, AuditQuery, ComponentHealth
 from memory_service.core.records import RECORD_LOST
@@ -219,4 +220,4 @@ _EVENT_COLUMNS = "operation, entity_type, entity_id, actor, details, timestamp"
 def _event(row: Sequence[Any]) -> AuditEvent:
     """An audit row, selected as _EVENT_COLUMNS (then optionally ``seq``), as an event."""
     seq = int(row[6]) if len(row) > 6 else None
-    return AuditEvent(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], seq)
+    return audit_event(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], seq)

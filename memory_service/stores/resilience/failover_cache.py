@@ -7,6 +7,10 @@ dropped: ``incr`` (the search cache's write generation: a write made during the 
 invalidate results cached before it) and ``delete_namespace``; both are replayed on the first
 call that reaches Redis again. While down, Redis is tried again at most once per
 ``probe_interval``, so the outage costs no connection attempt per call.
+
+Every Cache call but ``health`` and ``close`` takes the same path (:meth:`FailoverCache.around`,
+stores/resilience/delegate.py); what each answers while Redis is down is stated in one place
+(:meth:`FailoverCache._while_down`).
 """
 
 from __future__ import annotations
@@ -15,17 +19,16 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any
 
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import Cache, ComponentHealth
+from memory_service.stores.resilience.delegate import PortCall, PortDelegate
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
 
 
-class FailoverCache:
+class FailoverCache(PortDelegate, port=Cache):
     """Wraps a Redis cache; see the module docstring.
 
     Args:
@@ -47,22 +50,49 @@ class FailoverCache:
     def is_down(self) -> bool:
         return self._down is not None
 
-    def _try(self, fn: Callable[[], T], fallback: T) -> tuple[T, bool]:
-        """``fn()``, or ``fallback`` while Redis is down; the flag says whether Redis answered."""
+    def around(self, name: str, call: PortCall) -> Any:
+        """Every Cache method but ``health`` and ``close``: Redis's answer, or the one
+        :meth:`_while_down` gives while Redis is down."""
         with self._lock:
             if self._down is not None and time.monotonic() - self._tried_at < self._interval:
-                return fallback, False
+                return self._while_down(call)
         try:
-            result = fn()
+            result = call()
         except ServiceUnavailableError as exc:
             with self._lock:
                 if self._down is None:
                     logger.warning("Redis cache unreachable, caching off until it answers: %s", exc.message)
                 self._down, self._tried_at = exc.message, time.monotonic()
-            return fallback, False
+                return self._while_down(call)
         if self._down is not None:
             self._recovered()
-        return result, True
+        return result
+
+    def _while_down(self, call: PortCall) -> Any:
+        """What a Cache call answers while Redis is down (a read misses, a write is skipped), and
+        what it leaves to replay; called holding the lock."""
+        match call.name:
+            case "get":
+                self._misses_while_down += 1
+                return None
+            case "get_many":
+                self._misses_while_down += len(set(call.arguments["keys"]))
+                return {}
+            case "set" | "set_many":
+                return None
+            case "delete_namespace":
+                self._missed_deletes.add(call.arguments["namespace"])
+                return 0
+            case "incr":  # the new value: 0 while Redis is down (replayed when it is back)
+                args = call.arguments
+                self._missed_incr[(args["namespace"], args["key"])] += 1
+                return 0
+            case "stats":
+                misses = float(self._misses_while_down)
+                return {"hits": 0.0, "misses": misses, "hit_rate": 0.0, "entries": 0.0}
+            case "size_bytes":
+                return 0
+        raise NotImplementedError(f"Cache.{call.name} has no answer while Redis is down")
 
     def _recovered(self) -> None:
         """Replay what the outage held back, then count Redis as up (a failure keeps it down)."""
@@ -85,51 +115,7 @@ class FailoverCache:
             self._down = None
         logger.warning("Redis cache answers again: caching on")
 
-    # ------------------------------------------------------------------ the Cache port
-    def get(self, namespace: str, key: str) -> bytes | None:
-        return self.get_many(namespace, [key]).get(key)
-
-    def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
-        none: dict[str, bytes] = {}
-        found, answered = self._try(lambda: self.inner.get_many(namespace, keys), none)
-        if not answered:
-            with self._lock:
-                self._misses_while_down += len(set(keys))
-        return found
-
-    def set(self, namespace: str, key: str, value: bytes, ttl_seconds: float | None = None) -> None:
-        self.set_many(namespace, {key: value}, ttl_seconds)
-
-    def set_many(self, namespace: str, items: dict[str, bytes], ttl_seconds: float | None = None) -> None:
-        self._try(lambda: self.inner.set_many(namespace, items, ttl_seconds), None)
-
-    def delete_namespace(self, namespace: str) -> int:
-        deleted, answered = self._try(lambda: self.inner.delete_namespace(namespace), 0)
-        if not answered:
-            with self._lock:
-                self._missed_deletes.add(namespace)
-        return deleted
-
-    def incr(self, namespace: str, key: str) -> int:
-        """The new value; 0 while Redis is down (the increment is replayed when it is back)."""
-        value, answered = self._try(lambda: self.inner.incr(namespace, key), 0)
-        if not answered:
-            with self._lock:
-                self._missed_incr[(namespace, key)] += 1
-        return value
-
-    def stats(self) -> dict[str, float]:
-        empty: dict[str, float] = {}
-        stats, answered = self._try(self.inner.stats, empty)
-        if answered:
-            return stats
-        with self._lock:
-            misses = float(self._misses_while_down)
-        return {"hits": 0.0, "misses": misses, "hit_rate": 0.0, "entries": 0.0}
-
-    def size_bytes(self) -> int:
-        return self._try(self.inner.size_bytes, 0)[0]
-
+    # ------------------------------------------------------------------ stated: not routed
     def health(self) -> ComponentHealth:
         """The server's health; unreachable is ``degraded`` here, since every call still works."""
         health = self.inner.health()
@@ -141,4 +127,5 @@ class FailoverCache:
         return ComponentHealth(health.name, "degraded", health.backend, detail, extra=dict(health.extra))
 
     def close(self) -> None:
+        """Closes the client, whether Redis answers or not."""
         self.inner.close()

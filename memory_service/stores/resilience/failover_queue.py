@@ -18,6 +18,11 @@ have run and its answer been lost), is remembered and the consumer's holdings re
 its next claim, as a held message would otherwise wait out the visibility timeout. Each process
 keeps its own order; several processes sharing one Redis are each in order, not in order with
 each other while one is local.
+
+``reclaim``, ``dead`` and ``counts`` ask both queues alike: the same call goes to the local queue
+and to Redis, and their answers are joined (the local one alone while Redis is down); they take
+one path (:meth:`FailoverQueue.around`, stores/resilience/delegate.py). The other methods keep
+the order, route by message id or remember a failed release, each in its own way, and are stated.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any, TypeVar
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import ComponentHealth, Queue, QueueMessage
 from memory_service.stores.local.queue import LocalQueue
+from memory_service.stores.resilience.delegate import PortCall, PortDelegate
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -42,7 +48,17 @@ def _live(counts: dict[str, int]) -> int:
     return counts.get("pending", 0) + counts.get("inflight", 0)
 
 
-class FailoverQueue:
+# How the answers of a call asked of both queues are joined: (Redis's, the local one's, arguments).
+_JOIN: dict[str, Callable[[Any, Any, dict[str, Any]], Any]] = {
+    "reclaim": lambda remote, local, _: local + remote,
+    "dead": lambda remote, local, args: (remote + local)[: args["limit"]],
+    "counts": lambda remote, local, _: {
+        name: local.get(name, 0) + remote.get(name, 0) for name in ("pending", "inflight", "failed")
+    },
+}
+
+
+class FailoverQueue(PortDelegate, port=Queue):
     """Redis first, the local durable queue while Redis is down; see the module docstring.
 
     Args:
@@ -100,6 +116,16 @@ class FailoverQueue:
             self._stranded.discard(key)
 
     # ------------------------------------------------------------------ the Queue port
+    def around(self, name: str, call: PortCall) -> Any:
+        """``reclaim``, ``dead`` and ``counts``: the local queue's answer joined with Redis's
+        (:data:`_JOIN`), or the local one alone while Redis does not answer."""
+        local = call.on(self.local)
+        try:
+            remote = self._redis(lambda: call.on(self.redis))
+        except ServiceUnavailableError:
+            return local
+        return _JOIN[name](remote, local, call.arguments)
+
     def enqueue(self, topic: str, payloads: Sequence[dict[str, Any]]) -> list[str]:
         with self._lock:
             if not self._is_local(topic):
@@ -163,20 +189,6 @@ class FailoverQueue:
                 self._stranded.add((topic, consumer))
             return released
 
-    def reclaim(self, topic: str, min_idle_seconds: float | None = None) -> int:
-        taken = self.local.reclaim(topic, min_idle_seconds)
-        try:
-            return taken + self._redis(lambda: self.redis.reclaim(topic, min_idle_seconds))
-        except ServiceUnavailableError:
-            return taken
-
-    def dead(self, topic: str, limit: int = 100) -> list[QueueMessage]:
-        try:
-            remote = self._redis(lambda: self.redis.dead(topic, limit))
-        except ServiceUnavailableError:
-            remote = []
-        return (remote + self.local.dead(topic, limit))[:limit]
-
     def replay_dead(self, topic: str, ids: Sequence[str] | None = None) -> int:
         """Dead letters go back to the tail of their own queue (Redis ones need Redis up)."""
         if ids is None:
@@ -184,15 +196,6 @@ class FailoverQueue:
         remote, local = self._split(ids)
         done = self.local.replay_dead(topic, local) if local else 0
         return done + (self._redis(lambda: self.redis.replay_dead(topic, remote)) if remote else 0)
-
-    def counts(self, topic: str) -> dict[str, int]:
-        """Both queues added up; only the local one's while Redis is down (health says so)."""
-        totals = dict(self.local.counts(topic))
-        try:
-            remote = self._redis(lambda: self.redis.counts(topic))
-        except ServiceUnavailableError:
-            return totals
-        return {name: totals.get(name, 0) + remote.get(name, 0) for name in ("pending", "inflight", "failed")}
 
     def health(self) -> ComponentHealth:
         """Redis's health; ``degraded`` while Redis is down or messages wait in the local queue."""

@@ -3,8 +3,8 @@ the budget is in estimated tokens (core/tokens.py), so text in any script fits i
 
 from __future__ import annotations
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.limits import clip_text, clip_value, fit_to_budget
-from memory_service.core.ports import AuditEvent
 from memory_service.core.tokens import json_text, json_tokens
 
 
@@ -95,7 +95,7 @@ def test_clip_value_bounds_strings_lists_dicts_and_depth() -> None:
 
 
 def test_audit_events_never_store_input_whole() -> None:
-    event = AuditEvent("create", "memory", "id", "actor", {"rationale": "r" * 2000, "blob": "b" * 1_000_000})
+    event = audit_event("create", "memory", "id", "actor", {"rationale": "r" * 2000, "blob": "b" * 1_000_000})
     assert event.details["rationale"] == "r" * 2000
     assert len(event.details["blob"]) == 4000
 
@@ -104,7 +104,7 @@ def test_stamping_an_event_keeps_its_checked_details_and_leaves_it_as_it_was() -
     from memory_service.core.write.journal import _event_json, stamp
 
     secret = "ghp_" + "a1B2" * 9  # a GitHub token shape: masked once, when the event is made
-    event = AuditEvent("create", "memory", "id", "actor", {"note": secret, "blob": "b" * 1_000_000})
+    event = audit_event("create", "memory", "id", "actor", {"note": secret, "blob": "b" * 1_000_000})
     [stamped] = stamp([event])
     assert stamped.timestamp and event.timestamp is None
     assert stamped.details == event.details and secret not in str(stamped.details)

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.code import records as cr
 from memory_service.core.code.citations import CITES, CODE_LABELS, CODE_REFS
 from memory_service.core.code.stale import StaleMarker
 from memory_service.core.maintenance.normalize.run import Run
 from memory_service.core.models import MemoryRecord, MemoryStatus
-from memory_service.core.ports import AuditEvent, GraphEdge
+from memory_service.core.ports import GraphEdge
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, Stores
 from memory_service.core.write.graph_sync import op_delete_node
 from memory_service.core.write.locks import KeyedLocks
@@ -83,7 +84,7 @@ class Cleaner:
                         [],
                         graph_ops=[op_delete_node(label, i) for label, i in batch],
                         audit=[
-                            AuditEvent(
+                            audit_event(
                                 "remove_orphan", "graph_node", i, self._actor, {"label": label, "edges": n}
                             )
                             for (label, i), n in edges.items()

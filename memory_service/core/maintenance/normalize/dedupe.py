@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.code.citations import CODE_REFS, MAX_CODE_REFS
 from memory_service.core.errors import ValidationError
 from memory_service.core.guards import check_metadata
@@ -243,4 +244,4 @@ class Merger:
 
     def _event(self, operation: str, record: MemoryRecord, extra: dict[str, Any]) -> AuditEvent:
         details = {"type": record.type, "content_hash": record.content_hash, "version": record.version}
-        return AuditEvent(operation, "memory", record.id, self._actor, {**details, **extra})
+        return audit_event(operation, "memory", record.id, self._actor, {**details, **extra})

@@ -17,6 +17,7 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.code.citations import CODE_REFS, code_ref_edges
 from memory_service.core.errors import NotFoundError, ServiceUnavailableError, ValidationError
 from memory_service.core.maintenance.normalize.run import Run, batches
@@ -123,7 +124,7 @@ class Repairer:
                     if r.content_hash != (fixed := content_hash(r.content)):
                         details["content_hash"] = {"was": r.content_hash, "now": fixed}
                         r.content_hash = fixed
-                    audit.append(AuditEvent("reembed", "memory", r.id, self._actor, details))
+                    audit.append(audit_event("reembed", "memory", r.id, self._actor, details))
                 if records:
                     self._writer.write(records, audit=audit)
             done += len(records)
@@ -156,7 +157,7 @@ class Repairer:
 
     def _restored(self, memory_id: str, edges: list[GraphEdge]) -> AuditEvent:
         n = sum(memory_id in (e.source_id, e.target_id) for e in edges)
-        return AuditEvent("repair", "memory", memory_id, self._actor, {"restored": "graph node", "edges": n})
+        return audit_event("repair", "memory", memory_id, self._actor, {"restored": "graph node", "edges": n})
 
     def _reload(self, ids: list[str]) -> list[MemoryRecord]:
         """The records as they are now (inside their locks); deleted ones are left out."""

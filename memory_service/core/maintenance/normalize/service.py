@@ -20,6 +20,7 @@ import math
 from datetime import datetime
 from typing import Any
 
+from memory_service.core.audit_event import audit_event
 from memory_service.core.code.stale import StaleMarker
 from memory_service.core.errors import NotFoundError, ValidationError
 from memory_service.core.guards import parse_uuid
@@ -38,7 +39,7 @@ from memory_service.core.maintenance.normalize.schemas import (
 )
 from memory_service.core.memory.service import MemoryService
 from memory_service.core.models import MemoryRecord, utcnow
-from memory_service.core.ports import AuditEvent, PayloadFilter
+from memory_service.core.ports import PayloadFilter
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, Stores
 from memory_service.core.write.graph_sync import GraphSync
 from memory_service.core.write.writer import RecordWriter
@@ -159,7 +160,7 @@ class NormalizeService:
             self._cleaner.stale_links(run, self._fresh(run, records), "checking_links")
         if not options.dry_run:
             summary = {k: v for k, v in run.stats.items() if isinstance(v, int) and v}
-            event = AuditEvent(KIND, "job", ctx.state.job_id, self._actor, summary)
+            event = audit_event(KIND, "job", ctx.state.job_id, self._actor, summary)
             self._stores.audit.append([event])
         return {}
 
