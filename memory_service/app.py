@@ -42,7 +42,7 @@ from memory_service.core.memory.service import MemoryService
 from memory_service.core.memory.supersede import SupersedeService
 from memory_service.core.models import Scope
 from memory_service.core.portability.service import PortabilityConfig, PortabilityService
-from memory_service.core.ports import ComponentHealth
+from memory_service.core.ports import ComponentHealth, Maintainable
 from memory_service.core.records import MEMORIES, Stores
 from memory_service.core.redaction import sanitize
 from memory_service.core.scopes import CallerScope, ProjectOrigin
@@ -428,7 +428,8 @@ class Housekeeper:
             self._next_sweep = time.monotonic() + every
             services.expiry.sweep()
         vectors = services.stores.vectors
-        if vectors.upkeep():  # writes went quiet: the model's run buffers and freed heap go back
+        # An embedded engine's upkeep; writes went quiet: the model's run buffers and freed heap go back.
+        if isinstance(vectors, Maintainable) and vectors.upkeep():
             services.stores.embedder.release_memory()
             trim_heap()
 
@@ -437,6 +438,8 @@ class Housekeeper:
         for the write gate (an online backup waits for it before pausing writes)."""
         services = self._services
         vectors = services.stores.vectors
+        if not isinstance(vectors, Maintainable):  # a server builds its indexes itself
+            return
         for name in self._collections:
             total = vectors.count(name)
             indexed = self._indexed.get(name, 0)
