@@ -42,7 +42,7 @@ from bench.common import call, model_loaded
 from bench.corpus import distinct_queries, memories
 from memory_service.app import open_services
 from memory_service.core.models import derive_title, embedding_text
-from memory_service.core.ports import PayloadFilter
+from memory_service.core.ports import Maintainable, PayloadFilter
 from memory_service.core.records import MEMORIES
 from memory_service.embeddings.fastembed_embedder import FastEmbedder
 from memory_service.embeddings.model_loading import TOKENIZER_THREADS_VARIABLE
@@ -211,7 +211,8 @@ def store_only(data_dir: Path, model: Path, n_queries: int, out: dict[str, Any])
     services = open_services(settings_for(data_dir, model), housekeeping=False)
     try:
         t0 = time.perf_counter()
-        services.stores.vectors.optimize(MEMORIES)
+        if isinstance(services.stores.vectors, Maintainable):  # a server builds its index itself
+            services.stores.vectors.optimize(MEMORIES)
         out["index_build_seconds"] = time.perf_counter() - t0
         services.stores.embedder.wait_ready(120)
         if isinstance(services.stores.embedder, FastEmbedder):  # the searches must embed their queries

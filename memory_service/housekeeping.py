@@ -17,6 +17,7 @@ from memory_service.core.code import records as code_records
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.maintenance.embedding_refresh import EmbeddingRefresher
 from memory_service.core.maintenance.expiry import ExpiryService
+from memory_service.core.ports import Maintainable
 from memory_service.core.records import MEMORIES, Stores
 from memory_service.core.write.gate import WriteGate
 from memory_service.core.write.graph_sync import GraphSync
@@ -106,7 +107,8 @@ class Housekeeper:
             self._next_sweep = time.monotonic() + every
             services.expiry.sweep()
         vectors = services.stores.vectors
-        if vectors.upkeep():  # writes went quiet: the model's run buffers and freed heap go back
+        # An embedded engine's upkeep; writes went quiet: the model's run buffers and freed heap go back.
+        if isinstance(vectors, Maintainable) and vectors.upkeep():
             services.stores.embedder.release_memory()
             trim_heap()
 
@@ -115,6 +117,8 @@ class Housekeeper:
         for the write gate (an online backup waits for it before pausing writes)."""
         services = self._services
         vectors = services.stores.vectors
+        if not isinstance(vectors, Maintainable):  # a server builds its indexes itself
+            return
         for name in self._collections:
             total = vectors.count(name)
             indexed = self._indexed.get(name, 0)

@@ -20,9 +20,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from memory_service.core.context_vectors import context_vectors
 from memory_service.core.errors import ConflictError, MemoryServiceError
 from memory_service.core.portability.schemas import ExportMemoryInput, ImportMemoryInput, ImportMemoryOutput
-from memory_service.core.records import MEMORIES, MEMORY_LABEL, memories_collection
+from memory_service.core.records import CONTEXT_COLLECTIONS, MEMORIES, MEMORY_LABEL, memories_collection
 from memory_service.settings import Settings
 
 EXPORT_FILE = "memories.jsonl"
@@ -69,7 +70,8 @@ def servers_holdings(settings: Settings) -> dict[str, int]:
 
     found: dict[str, int] = {}
     if settings.qdrant.backend == "server":
-        vectors = factory.VECTORS["server"](settings, None)  # type: ignore[arg-type]
+        server = factory.VECTORS["server"](settings, None)  # type: ignore[arg-type]
+        vectors = context_vectors(server, CONTEXT_COLLECTIONS)  # opened as the service opens it
         try:
             vectors.ensure_collection(memories_collection(settings.embedding.dim))
             found["qdrant_memories"] = int(vectors.count(MEMORIES))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from memory_service.core.context_vectors import ContextVectors
 from memory_service.core.models import MemoryRecord
 from memory_service.core.ports import (
     AuditLog,
@@ -16,7 +17,6 @@ from memory_service.core.ports import (
     IndexState,
     Queue,
     SparseEncoder,
-    VectorStore,
     VoteStore,
     WriteJournal,
 )
@@ -56,11 +56,15 @@ def memories_collection(dim: int) -> CollectionSpec:
         name=MEMORIES,
         dense_dim=dim,
         sparse=True,
-        context=True,
         keyword_indexes=KEYWORD_FIELDS,
         float_indexes=FLOAT_FIELDS,
         disk_indexes=("content_hash", THREAD_FIELD, FACETS),
     )
+
+
+# Collections whose records of a thread are also kept read in their context: a sibling collection
+# each (core/context_vectors.py), which ``Stores.vectors`` keeps in step.
+CONTEXT_COLLECTIONS = (MEMORIES,)
 
 
 def thread_of(record: MemoryRecord) -> str | None:
@@ -102,7 +106,7 @@ def from_payload(payload: dict[str, Any]) -> MemoryRecord:
 class Stores:
     """The engines one process owns (ROADMAP 6: keep the handles in one place)."""
 
-    vectors: VectorStore
+    vectors: ContextVectors  # the vector store, with the memories' context sibling (CONTEXT_COLLECTIONS)
     graph: GraphStore
     cache: Cache
     queue: Queue

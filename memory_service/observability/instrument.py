@@ -20,6 +20,9 @@ from memory_service.observability.metrics import Metrics
 
 # The store label of each wrapped port, and the port whose methods are timed.
 PORTS: dict[str, type] = {"vectors": VectorStore, "graph": GraphStore, "cache": Cache, "queue": Queue}
+# Also timed where the store has them: the memories' context vectors (core/context_vectors.py) and
+# an embedded engine's maintenance (core/ports/maintenance.py).
+MORE: dict[str, tuple[str, ...]] = {"vectors": ("has_context", "context_ids", "optimize", "upkeep")}
 UNTIMED = frozenset({"close"})
 
 
@@ -28,6 +31,11 @@ def port_methods(port: type) -> list[str]:
     return sorted(
         n for n, v in vars(port).items() if callable(v) and not n.startswith("_") and n not in UNTIMED
     )
+
+
+def _timed_methods(store: str, port: type, inner: Any) -> list[str]:
+    """The port's methods, and those of ``MORE`` the adapter has."""
+    return port_methods(port) + [m for m in MORE.get(store, ()) if hasattr(inner, m)]
 
 
 def _timed(fn: Callable[..., Any], metrics: Metrics, store: str, operation: str) -> Any:
@@ -120,8 +128,11 @@ class TimedEmbedder:
 
 def instrument(stores: Stores, metrics: Metrics) -> Stores:
     """The same stores, each port wrapped; audit, index state, votes and BM25 stay as they are."""
-    wrapped = {
-        name: TimedStore(getattr(stores, name), name, port_methods(port), metrics)
+    # Each stands in for its store (attributes it does not time pass through): typed as Any for that.
+    wrapped: dict[str, Any] = {
+        name: TimedStore(
+            getattr(stores, name), name, _timed_methods(name, port, getattr(stores, name)), metrics
+        )
         for name, port in PORTS.items()
         if name != "cache"
     }

@@ -13,9 +13,10 @@ import logging
 from collections.abc import Callable
 from typing import Any, cast
 
+from memory_service.core.context_vectors import context_vectors
 from memory_service.core.errors import ValidationError
 from memory_service.core.ports import Cache, GraphStore, Queue, VectorStore
-from memory_service.core.records import Stores
+from memory_service.core.records import CONTEXT_COLLECTIONS, Stores
 from memory_service.settings import Settings
 from memory_service.stores.local.db import LocalDB
 
@@ -179,7 +180,7 @@ def build_stores(settings: Settings) -> Stores:
     journal = LocalWriteJournal(db, queue, audit)  # always local: intents are on disk before any write
     flags = LocalFlags(db)  # in the same file, so its markers stand or fall with the journal
     return Stores(
-        vectors=vectors,
+        vectors=context_vectors(vectors, CONTEXT_COLLECTIONS),
         graph=graph,
         cache=cache,
         queue=queue,

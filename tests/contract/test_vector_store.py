@@ -33,9 +33,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from memory_service.core.context_vectors import ContextPoint, context_collection, context_vectors
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError, ValidationError
 from memory_service.core.ports import (
     CollectionSpec,
+    Maintainable,
     PayloadFilter,
     SparseVector,
     VectorPoint,
@@ -175,6 +177,16 @@ def make_points(n: int, *, start: int = 0) -> list[VectorPoint]:
     ]
 
 
+def paired(point: VectorPoint, dense: list[float] | None, sparse: SparseVector | None) -> ContextPoint:
+    """``point`` with a context pair (as the writer makes a memory of a thread)."""
+    return ContextPoint(point.id, point.payload, point.dense, point.sparse, dense, sparse)
+
+
+def optimize(store: Any, name: str) -> bool:
+    """Build the indexes where the engine does it in this process (a server builds its own)."""
+    return bool(store.optimize(name)) if isinstance(store, Maintainable) else False
+
+
 def ids_of(points: list[Any]) -> set[str]:
     return {p.id for p in points}
 
@@ -194,6 +206,8 @@ def scroll_all(store: VectorStore, flt: PayloadFilter | None = None, limit: int 
 
 def test_adapter_satisfies_the_port(store: VectorStore) -> None:
     assert isinstance(store, VectorStore)
+    # Only an embedded engine builds its indexes and keeps itself in shape from this process.
+    assert isinstance(store, Maintainable) == isinstance(store, EdgeVectorStore)
 
 
 def test_ensure_collection_is_idempotent(make_store: MakeStore) -> None:
@@ -433,18 +447,21 @@ def test_latest_returns_the_highest_values_first_within_the_filter(
 
 
 # --------------------------------------------------------------------------- context vectors
+# Kept by the core (core/context_vectors.py) over the plain port: a sibling collection that each
+# engine stores as any other, under the name and layout that stores made before have on disk.
 
-CONTEXT_SPEC = CollectionSpec("threads", DIM, sparse=True, context=True, keyword_indexes=("project",))
+CONTEXT_SPEC = CollectionSpec("threads", DIM, sparse=True, keyword_indexes=("project",))
 
 
 def test_context_vectors_are_searched_apart_from_own_vectors(store: VectorStore) -> None:
-    store.ensure_collection(CONTEXT_SPEC)
-    assert store.has_context(CONTEXT_SPEC.name) and not store.has_context(SPEC.name)
+    vectors = context_vectors(store, [CONTEXT_SPEC.name])
+    vectors.ensure_collection(CONTEXT_SPEC)
+    assert vectors.has_context(CONTEXT_SPEC.name) and not vectors.has_context(SPEC.name)
     turn, plain = str(uuid.uuid4()), str(uuid.uuid4())
-    store.upsert(
+    vectors.upsert(
         CONTEXT_SPEC.name,
         [
-            VectorPoint(
+            ContextPoint(
                 turn,
                 {"n": 1},
                 dense=dense(0, 1),
@@ -456,14 +473,22 @@ def test_context_vectors_are_searched_apart_from_own_vectors(store: VectorStore)
         ],
     )
     # By own vectors the plain point matches topic 2 / term 9; in context only the turn does.
-    assert store.search_dense(CONTEXT_SPEC.name, dense(2, 5), 1)[0].id == plain
-    assert ids_of(store.search_dense(CONTEXT_SPEC.name, dense(2, 5), 10, context=True)) == {turn}
-    assert ids_of(store.search_sparse(CONTEXT_SPEC.name, SparseVector([9], [1.0]), 10)) == {plain}
-    in_context = store.search_sparse(CONTEXT_SPEC.name, SparseVector([9], [1.0]), 10, context=True)
+    assert vectors.search_dense(CONTEXT_SPEC.name, dense(2, 5), 1)[0].id == plain
+    assert ids_of(vectors.search_dense(CONTEXT_SPEC.name, dense(2, 5), 10, context=True)) == {turn}
+    assert ids_of(vectors.search_sparse(CONTEXT_SPEC.name, SparseVector([9], [1.0]), 10)) == {plain}
+    in_context = vectors.search_sparse(CONTEXT_SPEC.name, SparseVector([9], [1.0]), 10, context=True)
     assert ids_of(in_context) == {turn}
     # A collection without context vectors answers context searches with nothing.
-    store.upsert(SPEC.name, make_points(3))
-    assert store.search_dense(SPEC.name, dense(0, 0), 10, context=True) == []
+    vectors.upsert(SPEC.name, make_points(3))
+    assert vectors.search_dense(SPEC.name, dense(0, 0), 10, context=True) == []
+    # The pair is a point of "<name>__context" in the store: same id and payload, its vectors as
+    # a point's own (the layout of stores written before the core kept it).
+    assert context_collection(CONTEXT_SPEC.name) == "threads__context"
+    (kept,) = store.retrieve("threads__context", [turn, plain], with_dense=True)
+    assert kept.id == turn and kept.payload == {"n": 1}
+    assert np.allclose(kept.dense or [], dense(2, 1), atol=1e-2)
+    by_terms = store.search_sparse("threads__context", SparseVector([1, 9], [1.0, 1.0]), 10)
+    assert ids_of(by_terms) == {turn}
 
 
 def test_context_is_added_to_a_collection_made_without_it(make_store: MakeStore) -> None:
@@ -471,62 +496,67 @@ def test_context_is_added_to_a_collection_made_without_it(make_store: MakeStore)
     old = make_store()
     old.upsert(SPEC.name, make_points(5))
     old.close()
-    store = make_store()
-    store.ensure_collection(replace(SPEC, context=True))
-    assert store.has_context(SPEC.name) and store.count(SPEC.name) == 5
-    point = make_points(1, start=10)[0]
-    point.context_dense, point.context_sparse = dense(1, 1), SparseVector([3], [1.0])
-    store.upsert(SPEC.name, [point])
-    assert store.count(SPEC.name) == 6
-    assert ids_of(store.search_dense(SPEC.name, dense(1, 1), 10, context=True)) == {point.id}
+    vectors = context_vectors(make_store(), [SPEC.name])
+    vectors.ensure_collection(SPEC)
+    assert vectors.has_context(SPEC.name) and vectors.count(SPEC.name) == 5
+    point = paired(make_points(1, start=10)[0], dense(1, 1), SparseVector([3], [1.0]))
+    vectors.upsert(SPEC.name, [point])
+    assert vectors.count(SPEC.name) == 6
+    assert ids_of(vectors.search_dense(SPEC.name, dense(1, 1), 10, context=True)) == {point.id}
     # Rewritten without a context pair (it left its thread): the old pair goes too.
     point.context_dense = point.context_sparse = None
-    store.upsert(SPEC.name, [point])
-    assert store.search_dense(SPEC.name, dense(1, 1), 10, context=True) == []
-    assert store.search_sparse(SPEC.name, SparseVector([3], [1.0]), 10, context=True) == []
+    vectors.upsert(SPEC.name, [point])
+    assert vectors.search_dense(SPEC.name, dense(1, 1), 10, context=True) == []
+    assert vectors.search_sparse(SPEC.name, SparseVector([3], [1.0]), 10, context=True) == []
 
 
 def test_context_follows_payload_changes_deletes_and_optimize(store: VectorStore) -> None:
-    spec = replace(SPEC, context=True)
-    store.ensure_collection(spec)
-    points = make_points(40)
-    for p in points:
-        p.context_dense, p.context_sparse = p.dense, p.sparse
-    store.upsert(spec.name, points)
+    vectors = context_vectors(store, [SPEC.name])
+    vectors.ensure_collection(SPEC)
+    points = [paired(p, p.dense, p.sparse) for p in make_points(40)]
+    vectors.upsert(SPEC.name, points)
     first, second = points[0], points[1]
-    store.overwrite_payload(spec.name, [VectorPoint(first.id, {**first.payload, "project": "moved"})])
-    moved = store.search_dense(
-        spec.name, first.dense or [], 5, PayloadFilter(equals={"project": "moved"}), context=True
+    vectors.overwrite_payload(SPEC.name, [VectorPoint(first.id, {**first.payload, "project": "moved"})])
+    moved = vectors.search_dense(
+        SPEC.name, first.dense or [], 5, PayloadFilter(equals={"project": "moved"}), context=True
     )
     assert ids_of(moved) == {first.id}
     assert moved[0].payload["project"] == "moved"
-    store.delete(spec.name, [second.id])
-    assert second.id not in ids_of(store.search_dense(spec.name, second.dense or [], 40, context=True))
-    assert isinstance(store.optimize(spec.name), bool)  # the collection and its context sibling
-    assert len(store.search_dense(spec.name, dense(0, 0), 100, context=True)) == 39
-    assert len(store.search_sparse(spec.name, SparseVector([0], [1.0]), 100, context=True)) == 39
+    vectors.delete(SPEC.name, [second.id])
+    assert second.id not in ids_of(vectors.search_dense(SPEC.name, second.dense or [], 40, context=True))
+    assert isinstance(optimize(vectors, SPEC.name), bool)  # the collection and its context sibling
+    assert len(vectors.search_dense(SPEC.name, dense(0, 0), 100, context=True)) == 39
+    assert len(vectors.search_sparse(SPEC.name, SparseVector([0], [1.0]), 100, context=True)) == 39
 
 
 def test_context_ids_say_which_points_keep_a_context_pair(store: VectorStore) -> None:
     """Normalization finds memories of a thread that lost their context vectors this way."""
-    store.ensure_collection(CONTEXT_SPEC)
+    vectors = context_vectors(store, [CONTEXT_SPEC.name])
+    vectors.ensure_collection(CONTEXT_SPEC)
     with_pair, sparse_only, without = (str(uuid.uuid4()) for _ in range(3))
-    store.upsert(
+    vectors.upsert(
         CONTEXT_SPEC.name,
         [
-            VectorPoint(with_pair, {}, dense=dense(0, 1), context_dense=dense(1, 1)),
-            VectorPoint(sparse_only, {}, dense=dense(0, 2), context_sparse=SparseVector([4], [1.0])),
+            ContextPoint(with_pair, {}, dense=dense(0, 1), context_dense=dense(1, 1)),
+            ContextPoint(sparse_only, {}, dense=dense(0, 2), context_sparse=SparseVector([4], [1.0])),
             VectorPoint(without, {}, dense=dense(0, 3)),
         ],
     )
     unknown = str(uuid.uuid4())
-    found = store.context_ids(CONTEXT_SPEC.name, [with_pair, sparse_only, without, unknown])
+    found = vectors.context_ids(CONTEXT_SPEC.name, [with_pair, sparse_only, without, unknown])
     assert found == {with_pair, sparse_only}
-    assert store.context_ids(CONTEXT_SPEC.name, []) == set()
-    store.upsert(CONTEXT_SPEC.name, [VectorPoint(with_pair, {}, dense=dense(0, 1))])  # pair dropped
-    assert store.context_ids(CONTEXT_SPEC.name, [with_pair, sparse_only]) == {sparse_only}
-    store.upsert(SPEC.name, make_points(2))  # a collection without context vectors: none
-    assert store.context_ids(SPEC.name, [p.id for p in make_points(2)]) == set()
+    assert vectors.context_ids(CONTEXT_SPEC.name, []) == set()
+    vectors.upsert(CONTEXT_SPEC.name, [VectorPoint(with_pair, {}, dense=dense(0, 1))])  # pair dropped
+    assert vectors.context_ids(CONTEXT_SPEC.name, [with_pair, sparse_only]) == {sparse_only}
+    vectors.upsert(SPEC.name, make_points(2))  # a collection without context vectors: none
+    assert vectors.context_ids(SPEC.name, [p.id for p in make_points(2)]) == set()
+
+
+def test_retrieve_without_payload_says_which_ids_exist(store: VectorStore) -> None:
+    points = make_points(3)
+    store.upsert(SPEC.name, points[:2])
+    got = store.retrieve(SPEC.name, [points[2].id, points[1].id, points[0].id], payload=False)
+    assert [(p.id, p.payload) for p in got] == [(points[1].id, {}), (points[0].id, {})]
 
 
 # --------------------------------------------------------------------------- lifecycle
@@ -576,7 +606,7 @@ def test_optimize_keeps_search_correct(make_store: MakeStore) -> None:
     points = make_points(3000)
     for i in range(0, 3000, 500):
         store.upsert(SPEC.name, points[i : i + 500])
-    assert isinstance(store.optimize(SPEC.name), bool)
+    assert isinstance(optimize(store, SPEC.name), bool)
     assert store.count(SPEC.name) == 3000
     for k in (0, 777, 1500, 2999):
         assert store.search_dense(SPEC.name, points[k].dense or [], 1)[0].id == points[k].id
@@ -597,7 +627,7 @@ def test_search_and_writes_during_optimize(store: VectorStore) -> None:
 
     def run() -> None:
         try:
-            store.optimize(SPEC.name)
+            optimize(store, SPEC.name)
         except BaseException as exc:  # surfaced below
             errors.append(exc)
 
@@ -799,18 +829,17 @@ def test_edge_optimize_runs_beside_searches_and_replays_writes(tmp_path: Path) -
 def test_edge_optimize_covers_the_context_sibling(tmp_path: Path) -> None:
     """With a 1 KB threshold both the collection and its context sibling really get HNSW."""
     store = EdgeVectorStore(tmp_path, indexing_threshold_kb=1)
+    vectors = context_vectors(store, [SPEC.name])
     try:
-        spec = replace(SPEC, context=True)
-        store.ensure_collection(spec)
-        points = make_points(40)
-        for p in points:
-            p.context_dense, p.context_sparse = p.dense, p.sparse
-        store.upsert(spec.name, points)
-        assert store.optimize(spec.name)
-        assert len(store.search_dense(spec.name, dense(0, 0), 100, context=True)) == 40
+        assert isinstance(vectors, Maintainable)  # as its engine is
+        vectors.ensure_collection(SPEC)
+        points = [paired(p, p.dense, p.sparse) for p in make_points(40)]
+        vectors.upsert(SPEC.name, points)
+        assert vectors.optimize(SPEC.name)
+        assert len(vectors.search_dense(SPEC.name, dense(0, 0), 100, context=True)) == 40
         assert not list(tmp_path.glob(".*"))
     finally:
-        store.close()
+        vectors.close()
 
 
 def test_edge_recovers_from_a_swap_cut_short(tmp_path: Path) -> None:

@@ -15,9 +15,10 @@ import pytest
 
 from memory_service.app import Services
 from memory_service.core.code import records as cr
+from memory_service.core.context_vectors import ContextPoint
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.models import MemoryRecord, Scope, content_hash, utcnow
-from memory_service.core.ports import AuditEvent, GraphEdge, GraphNode, IndexedFile, SparseVector, VectorPoint
+from memory_service.core.ports import AuditEvent, GraphEdge, GraphNode, IndexedFile, SparseVector
 from memory_service.core.records import GRAPH_SYNC_TOPIC, MEMORIES, MEMORY_LABEL, to_payload
 from memory_service.core.write.graph_sync import op_upsert_edges, op_upsert_nodes
 from memory_service.core.write.journal import code_body, records_body
@@ -47,12 +48,12 @@ def _record(content: str, **metadata: object) -> MemoryRecord:
     )
 
 
-def _point(services: Services, record: MemoryRecord) -> VectorPoint:
+def _point(services: Services, record: MemoryRecord) -> ContextPoint:
     """The record's point as the writer makes it, without a context pair."""
     text = record.embedding_text()
     dense = services.stores.embedder.embed_documents([text])[0]
     sparse = services.stores.sparse.encode_documents([text])[0]
-    return VectorPoint(record.id, to_payload(record), dense=dense, sparse=sparse)
+    return ContextPoint(record.id, to_payload(record), dense=dense, sparse=sparse)
 
 
 def test_a_batch_cut_short_keeps_the_derived_writes_of_what_landed_only(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from memory_service.core.ports.graph import GraphEdge, GraphNode, GraphStore, Re
 from memory_service.core.ports.health import ComponentHealth
 from memory_service.core.ports.index_state import IndexedFile, IndexState
 from memory_service.core.ports.journal import JournalEntry, WriteJournal
+from memory_service.core.ports.maintenance import Maintainable
 from memory_service.core.ports.queue import Queue, QueueMessage
 from memory_service.core.ports.vector import (
     CollectionSpec,
@@ -40,6 +41,7 @@ __all__ = [
     "IndexState",
     "IndexedFile",
     "JournalEntry",
+    "Maintainable",
     "PayloadFilter",
     "Queue",
     "QueueMessage",

@@ -25,10 +25,6 @@ class VectorPoint:
     payload: dict[str, Any]
     dense: list[float] | None = None
     sparse: SparseVector | None = None
-    # The record read in its thread's context (the memories just before it, then itself): a second
-    # dense + sparse pair, kept only by collections whose spec has ``context``.
-    context_dense: list[float] | None = None
-    context_sparse: SparseVector | None = None
 
 
 @dataclass
@@ -59,16 +55,11 @@ class PayloadFilter:
 
 @dataclass(frozen=True)
 class CollectionSpec:
-    """A collection: dense dimension, whether it has a sparse vector, payload fields to index.
-
-    ``context`` adds a second dense + sparse pair for the record read in context (VectorPoint);
-    a store that cannot keep it reports ``has_context(name) == False`` and search skips it.
-    """
+    """A collection: dense dimension, whether it has a sparse vector, payload fields to index."""
 
     name: str
     dense_dim: int
     sparse: bool = True
-    context: bool = False
     keyword_indexes: tuple[str, ...] = ()
     float_indexes: tuple[str, ...] = ()
     # Keyword fields (of keyword_indexes) whose values are mostly distinct (hashes, keys, threads):
@@ -79,7 +70,13 @@ class CollectionSpec:
 
 @runtime_checkable
 class VectorStore(Protocol):
-    """Records and their vectors (source of truth for memory records)."""
+    """Records and their vectors (source of truth for memory records).
+
+    An embedded engine also builds its indexes and keeps itself in shape from this process: it
+    implements :class:`~memory_service.core.ports.maintenance.Maintainable` too. A record's
+    vectors read in its thread's context are the core's business (core/context_vectors.py):
+    ordinary points of a sibling collection.
+    """
 
     def ensure_collection(self, spec: CollectionSpec) -> None: ...
 
@@ -89,9 +86,12 @@ class VectorStore(Protocol):
         """Replace the payload of existing points, keeping their vectors (metadata-only changes)."""
         ...
 
-    def retrieve(self, collection: str, ids: Sequence[str], *, with_dense: bool = False) -> list[VectorPoint]:
+    def retrieve(
+        self, collection: str, ids: Sequence[str], *, with_dense: bool = False, payload: bool = True
+    ) -> list[VectorPoint]:
         """Points by id with payload; unknown ids are left out. ``with_dense`` also fills ``dense``
-        (as stored: cosine collections keep it normalised; None for a point without one)."""
+        (as stored: cosine collections keep it normalised; None for a point without one); without
+        ``payload`` the points carry ``{}`` (which ids exist, for the price of an id lookup)."""
         ...
 
     def delete(self, collection: str, ids: Sequence[str]) -> None: ...
@@ -103,11 +103,10 @@ class VectorStore(Protocol):
         limit: int,
         flt: PayloadFilter | None = None,
         *,
-        context: bool = False,
         payload: bool = True,
     ) -> list[ScoredPoint]:
-        """Nearest by cosine; ``context`` searches the context vectors (empty when there are none);
-        without ``payload`` the hits carry ``{}`` (read them by id: cheaper for many lists)."""
+        """Nearest by cosine; without ``payload`` the hits carry ``{}`` (read them by id: cheaper
+        for many lists)."""
         ...
 
     def search_sparse(
@@ -117,18 +116,8 @@ class VectorStore(Protocol):
         limit: int,
         flt: PayloadFilter | None = None,
         *,
-        context: bool = False,
         payload: bool = True,
     ) -> list[ScoredPoint]: ...
-
-    def has_context(self, collection: str) -> bool:
-        """Whether the open collection keeps context vectors (older ones may not)."""
-        ...
-
-    def context_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
-        """Which of these points have a context pair (normalization finds memories of a thread
-        that lost theirs); empty for a collection without context vectors."""
-        ...
 
     def scroll(
         self, collection: str, flt: PayloadFilter | None = None, limit: int = 256, offset: str | None = None
@@ -145,19 +134,7 @@ class VectorStore(Protocol):
 
     def count(self, collection: str, flt: PayloadFilter | None = None) -> int: ...
 
-    def optimize(self, collection: str) -> bool:
-        """Build indexes (HNSW). Slow: call it from background work only."""
-        ...
-
     def size_bytes(self) -> int: ...
-
-    def upkeep(self) -> bool:
-        """Background upkeep after writes, called by housekeeping every few seconds (cheap when
-        nothing was written): an embedded engine persists what its log holds and gives back
-        memory it holds in this process and does not read on the search path. Returns whether
-        writes went quiet since the last call: the time to give back other memory too (always
-        False for a server: the data lives there)."""
-        ...
 
     def checkpoint(self) -> None:
         """Make every write so far whole in the store's files (an embedded engine flushes its

@@ -23,8 +23,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memory_service.core.audit_event import audit_event
+from memory_service.core.context_vectors import ContextPoint
 from memory_service.core.models import MemoryRecord
-from memory_service.core.ports import AuditEvent, IndexedFile, JournalEntry, VectorPoint, WriteJournal
+from memory_service.core.ports import AuditEvent, IndexedFile, JournalEntry, WriteJournal
 from memory_service.core.records import GRAPH_SYNC_TOPIC, MEMORIES, MEMORY_LABEL, Stores
 
 logger = logging.getLogger(__name__)
@@ -76,7 +77,7 @@ def stamp(events: list[AuditEvent] | tuple[AuditEvent, ...]) -> list[AuditEvent]
 
 def records_body(
     records: list[MemoryRecord],
-    points: list[VectorPoint] | None,
+    points: list[ContextPoint] | None,
     ops: list[dict[str, Any]],
     audit: list[AuditEvent],
     *,

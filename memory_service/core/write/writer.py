@@ -22,9 +22,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from memory_service.core.context_vectors import ContextPoint
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.models import MemoryRecord, content_hash
-from memory_service.core.ports import AuditEvent, SparseVector, VectorPoint
+from memory_service.core.ports import AuditEvent, SparseVector
 from memory_service.core.records import (
     GRAPH_SYNC_TOPIC,
     MEMORIES,
@@ -141,7 +142,7 @@ class RecordWriter:
             reply = scrub_value(reply)[0]
         # Graph ops carry titles and edge properties (a supersede's rationale): masked like records.
         ops, events = scrub_value(graph_ops or [])[0], stamp(tuple(audit))
-        points: list[VectorPoint] = []
+        points: list[ContextPoint] = []
         if records:
             texts = [r.embedding_text() for r in records]
             dense = vectors if vectors is not None else (self.embed(texts) if reembed else None)
@@ -152,7 +153,7 @@ class RecordWriter:
                     record.embedding_pending = dense is None
                     record.embedding_model = None if dense is None else self._stores.embedder.model_name
                 points.append(
-                    VectorPoint(
+                    ContextPoint(
                         id=record.id,
                         payload=to_payload(record),
                         dense=dense[i] if dense is not None else None,
@@ -313,7 +314,7 @@ class RecordWriter:
             logger.warning("search cache not invalidated: %s", exc.message)
 
     def _add_context(
-        self, records: Sequence[MemoryRecord], texts: Sequence[str], points: list[VectorPoint]
+        self, records: Sequence[MemoryRecord], texts: Sequence[str], points: list[ContextPoint]
     ) -> None:
         """Give memories of a thread that have earlier turns their context vectors. A thread's
         first memory gets none: its context is itself, which search reads from its own vectors

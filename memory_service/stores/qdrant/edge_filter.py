@@ -1,4 +1,4 @@
-"""Record ids and payload filters in qdrant-edge's terms (used by :mod:`.qdrant_edge`)."""
+"""Record ids and payload filters in qdrant-edge's terms (used by :mod:`.edge`)."""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ class EdgeCollection:
     lock: threading.RLock = field(default_factory=threading.RLock)
     closed: bool = False
     journal: list[qe.UpdateOperation] | None = None  # set while an out-of-process optimize runs
-    indexed: bool = True  # payload indexes created (an empty collection has none: qdrant_edge._index)
+    indexed: bool = True  # payload indexes created (an empty collection has none: EdgeVectorStore._index)
     optimizer: subprocess.Popen[str] | None = None
     written_at: float | None = None  # last update (monotonic) not yet paged out (upkeep)
     unflushed_since: float | None = None  # first update since the segments were last flushed

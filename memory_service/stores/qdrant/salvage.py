@@ -19,9 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memory_service.core.code import records as code_records
+from memory_service.core.context_vectors import context_vectors
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import CollectionSpec
-from memory_service.core.records import memories_collection
+from memory_service.core.records import CONTEXT_COLLECTIONS, memories_collection
 from memory_service.settings import Settings
 from memory_service.stores.graph.salvage import permission_problem
 
@@ -44,7 +45,7 @@ class VectorRepair:
 def _failure(root: Path, spec: CollectionSpec) -> ServiceUnavailableError | None:
     from memory_service.stores.qdrant.edge import EdgeVectorStore
 
-    store = EdgeVectorStore(root)
+    store = context_vectors(EdgeVectorStore(root), CONTEXT_COLLECTIONS)  # the memories' sibling too
     try:
         store.ensure_collection(spec)
     except ServiceUnavailableError as exc:

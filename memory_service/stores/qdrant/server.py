@@ -1,13 +1,15 @@
 """The server VectorStore: a Qdrant server through ``qdrant-client``, laid out as the embedded one.
 
-Same named vectors, sparse IDF modifier, payload indexes and ``<name>__context`` sibling as
-:mod:`.qdrant_edge` (see :mod:`.qdrant_server_collections`), so both answer the contract suite
-alike. Every collection name gets ``prefix``, so several projects can share one server.
+Same named vectors, sparse IDF modifier and payload indexes as :mod:`.edge` (see
+:mod:`.server_collections`), so both answer the contract suite alike. Every collection name gets
+``prefix``, so several projects can share one server.
 
 * Writes pass ``wait=True``: acknowledged means in the server's WAL and applied (searchable); how
   the WAL reaches the disk (power loss, replication) is the server's configuration.
-* ``optimize`` is a no-op: the server's own optimizer threads build HNSW once a segment's dense
-  vectors pass ``indexing_threshold_kb`` (set on creation; the embedded default), off our path.
+* No ``optimize`` or ``upkeep`` (it is not :class:`~memory_service.core.ports.Maintainable`): the
+  server's own optimizer threads build HNSW once a segment's dense vectors pass
+  ``indexing_threshold_kb`` (set on creation; the embedded default), off our path, and the data
+  lives in the server, not in this process.
 * Client errors (connection refused, timeout, unexpected response) become ``SVC_VECTOR_STORE``.
 
 ``path`` selects qdrant-client's local mode instead (a directory, or ``":memory:"``): the same
@@ -24,7 +26,6 @@ import re
 import threading
 from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import replace
 from typing import Any
 
 from qdrant_client import models
@@ -41,7 +42,7 @@ from memory_service.core.ports import (
 from memory_service.stores.qdrant import server_collections as colls
 from memory_service.stores.qdrant.ids import point_id
 from memory_service.stores.qdrant.server_client import CLIENT_ERRORS, GuardedClient
-from memory_service.stores.qdrant.server_collections import CONTEXT_SUFFIX, DENSE, SPARSE
+from memory_service.stores.qdrant.server_collections import DENSE, SPARSE
 from memory_service.stores.qdrant.server_filter import to_filter
 
 _PREFIX = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
@@ -108,20 +109,6 @@ class QdrantServerVectorStore:
             colls.ensure(client, self._prefix, spec, self._threshold_kb)
         with self._lock:
             self._specs[spec.name] = spec
-        if spec.context:
-            self.ensure_collection(replace(spec, name=spec.name + CONTEXT_SUFFIX, context=False))
-
-    def has_context(self, collection: str) -> bool:
-        return self._spec(collection).context
-
-    def context_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
-        wanted = list(dict.fromkeys(point_id(i) for i in ids))
-        if not wanted or not self.has_context(collection):
-            return set()
-        sibling = collection + CONTEXT_SUFFIX
-        with self._call("context_ids", sibling) as client:
-            found = client.retrieve(self._prefix + sibling, wanted, with_payload=False)
-        return {str(r.id) for r in found}
 
     # ------------------------------------------------------------------ writes
     def upsert(self, collection: str, points: Sequence[VectorPoint]) -> None:
@@ -130,24 +117,6 @@ class QdrantServerVectorStore:
         if batch:
             with self._call("upsert", collection) as client:
                 client.upsert(self._prefix + collection, batch, wait=True)
-        if spec.context:
-            self._upsert_context(collection + CONTEXT_SUFFIX, points)
-
-    def _upsert_context(self, sibling: str, points: Sequence[VectorPoint]) -> None:
-        """Context pairs go to the sibling; a point written without one loses any it had there."""
-        spec, full = self._spec(sibling), self._prefix + sibling
-        batch = [
-            self._point(spec, p.id, p.payload, p.context_dense, p.context_sparse)
-            for p in points
-            if p.context_dense is not None or p.context_sparse is not None
-        ]
-        without = [point_id(p.id) for p in points if p.context_dense is None and p.context_sparse is None]
-        with self._call("upsert", sibling) as client:
-            if batch:
-                client.upsert(full, batch, wait=True)
-            stale = [r.id for r in client.retrieve(full, without, with_payload=False)] if without else []
-            if stale:  # a read first: most writes have no pair to drop, and reads cost no WAL entry
-                client.delete(full, models.PointIdsList(points=stale), wait=True)
 
     def _point(
         self,
@@ -171,7 +140,7 @@ class QdrantServerVectorStore:
         Each point is selected by a has-id filter, not by id: a filter that matches nothing is a
         no-op, whereas the server refuses an unknown id (and a read first would race a delete).
         """
-        spec = self._spec(collection)
+        self._spec(collection)
         ops: list[models.UpdateOperation] = [
             models.OverwritePayloadOperation(
                 overwrite_payload=models.SetPayload(
@@ -184,20 +153,18 @@ class QdrantServerVectorStore:
         if ops:
             with self._call("overwrite_payload", collection) as client:
                 client.batch_update_points(self._prefix + collection, ops, wait=True)  # one request
-        if spec.context:
-            self.overwrite_payload(collection + CONTEXT_SUFFIX, points)
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
-        spec = self._spec(collection)
+        self._spec(collection)
         wanted = [point_id(i) for i in ids]
         if wanted:
             with self._call("delete", collection) as client:
                 client.delete(self._prefix + collection, models.PointIdsList(points=wanted), wait=True)
-            if spec.context:
-                self.delete(collection + CONTEXT_SUFFIX, ids)
 
     # ------------------------------------------------------------------ reads
-    def retrieve(self, collection: str, ids: Sequence[str], *, with_dense: bool = False) -> list[VectorPoint]:
+    def retrieve(
+        self, collection: str, ids: Sequence[str], *, with_dense: bool = False, payload: bool = True
+    ) -> list[VectorPoint]:
         """Points in the order asked, unknown ids left out."""
         self._spec(collection)
         wanted = list(dict.fromkeys(point_id(i) for i in ids))
@@ -206,7 +173,7 @@ class QdrantServerVectorStore:
         vectors = [DENSE] if with_dense else False
         with self._call("retrieve", collection) as client:
             records = client.retrieve(
-                self._prefix + collection, wanted, with_payload=True, with_vectors=vectors
+                self._prefix + collection, wanted, with_payload=payload, with_vectors=vectors
             )
         found = {
             str(r.id): VectorPoint(str(r.id), r.payload or {}, dense=_dense_of(r.vector)) for r in records
@@ -220,14 +187,10 @@ class QdrantServerVectorStore:
         limit: int,
         flt: PayloadFilter | None = None,
         *,
-        context: bool = False,
         payload: bool = True,
     ) -> list[ScoredPoint]:
-        if context and not self.has_context(collection):
-            return []
-        name = collection + CONTEXT_SUFFIX if context else collection
-        colls.check_dim(self._spec(name), vector)
-        return self._query(name, [float(x) for x in vector], DENSE, limit, flt, payload)
+        colls.check_dim(self._spec(collection), vector)
+        return self._query(collection, [float(x) for x in vector], DENSE, limit, flt, payload)
 
     def search_sparse(
         self,
@@ -236,15 +199,13 @@ class QdrantServerVectorStore:
         limit: int,
         flt: PayloadFilter | None = None,
         *,
-        context: bool = False,
         payload: bool = True,
     ) -> list[ScoredPoint]:
         """BM25: documents carry term frequencies, the IDF modifier weights them at query time."""
-        if not vector.indices or (context and not self.has_context(collection)):
+        if not vector.indices:
             return []
-        name = collection + CONTEXT_SUFFIX if context else collection
-        self._spec(name)
-        return self._query(name, _sparse(vector), SPARSE, limit, flt, payload)
+        self._spec(collection)
+        return self._query(collection, _sparse(vector), SPARSE, limit, flt, payload)
 
     def _query(
         self, name: str, query: Any, using: str, limit: int, flt: PayloadFilter | None, payload: bool = True
@@ -304,18 +265,8 @@ class QdrantServerVectorStore:
             return int(client.count(self._prefix + collection, count_filter=to_filter(flt), exact=True).count)
 
     # ------------------------------------------------------------------ upkeep
-    def optimize(self, collection: str) -> bool:
-        """Nothing to do: the server builds HNSW in its own optimizer threads past the threshold."""
-        self._spec(collection)
-        return False
-
     def checkpoint(self) -> None:
         """Nothing: the server keeps its own files."""
-
-    def upkeep(self) -> bool:
-        """The server holds the data: nothing of it lives in this process, and no write here
-        leaves anything to give back."""
-        return False
 
     def size_bytes(self) -> int:
         """Best effort: local mode's files; a server's estimate of vectors + payloads (telemetry),

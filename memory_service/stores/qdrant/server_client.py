@@ -1,4 +1,4 @@
-"""One guarded ``QdrantClient`` for :mod:`.qdrant_server`: opening it, serialising local mode,
+"""One guarded ``QdrantClient`` for :mod:`.server`: opening it, serialising local mode,
 refusing calls once closed, and turning whatever the client raises into ``SVC_VECTOR_STORE``.
 
 What the client raises: :class:`ApiException` (``UnexpectedResponse`` for an HTTP error status,

@@ -1,6 +1,6 @@
-"""Collections on a Qdrant server (used by :mod:`.qdrant_server`): layout, indexes, size.
+"""Collections on a Qdrant server (used by :mod:`.server`): layout, indexes, size.
 
-The layout is :mod:`.qdrant_edge`'s, so the two adapters hold the same data the same way: a
+The layout is :mod:`.edge`'s, so the two adapters hold the same data the same way: a
 ``dense`` cosine vector, a ``sparse`` BM25 vector whose IDF the engine applies at query time, and
 keyword/float payload indexes. The names are repeated here, not imported: importing the embedded
 adapter would load its engine in a process that talks to a server.
@@ -19,8 +19,8 @@ from qdrant_client.http.exceptions import UnexpectedResponse
 from memory_service.core.errors import ValidationError
 from memory_service.core.ports import CollectionSpec
 
-DENSE, SPARSE, CONTEXT_SUFFIX = "dense", "sparse", "__context"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # as qdrant_edge: no dots, no slashes
+DENSE, SPARSE = "dense", "sparse"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # as edge: no dots, no slashes
 
 
 def check_name(name: str) -> None:

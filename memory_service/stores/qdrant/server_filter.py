@@ -1,6 +1,6 @@
-"""Record ids and payload filters in qdrant-client's terms (used by :mod:`.qdrant_server`).
+"""Record ids and payload filters in qdrant-client's terms (used by :mod:`.server`).
 
-The translation mirrors :mod:`.qdrant_edge_filter` condition for condition, so both adapters
+The translation mirrors :mod:`.edge_filter` condition for condition, so both adapters
 answer a :class:`PayloadFilter` alike; it is repeated here rather than shared because the two
 engines take different model classes (and this module must not import the embedded binding).
 """
