@@ -1,7 +1,9 @@
 """A small tool registry: each tool is a ToolSpec (schema model, output model, handler, hints).
 
-We validate arguments ourselves (not the SDK) so that every bad input gets the seed-001 error
-envelope with a suggestion, and publish the seed-001 JSON schema generated from our models.
+:func:`build_tool` makes a spec into what the server serves (tools/dispatch.py): its ``tools/list``
+entry, the MCP ``Tool`` built from our models, and the coroutine that answers ``tools/call``. Only
+the MCP SDK's public types are used; validation is ours, so every bad input gets the seed-001 error
+envelope with a suggestion, and the published JSON schema is the seed-001 one generated from our models.
 Handlers are synchronous service calls run in a worker thread, so a slow store never blocks the
 event loop, each inside the services' write gate (an online backup pauses them). Results carry
 structured content plus the same JSON as text, capped in size. Errors carry the envelope as text
@@ -24,11 +26,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict
+from mcp.server import ServerRequestContext
+from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
+from pydantic import BaseModel
 
 from memory_service.core import actor
 from memory_service.core.errors import InternalError, MemoryServiceError
@@ -100,8 +100,9 @@ class ToolSpec:
     handler: Callable[..., BaseModel]  # (services, request) or, with reports_progress, + progress
     annotations: ToolAnnotations
     request_model: type[BaseModel] | None = None
-    # An async continuation on the event loop (e.g. wait for a job while sending progress).
-    after: Callable[[Any, Any, BaseModel, Context], Awaitable[BaseModel]] | None = None
+    # An async continuation on the event loop (e.g. wait for a job while sending progress), given
+    # the call's request context.
+    after: Callable[[Any, Any, BaseModel, ServerRequestContext[Any, Any]], Awaitable[BaseModel]] | None = None
     title: str | None = None
     # The handler takes a third argument, ``progress(done, total)``, sent to the client as MCP
     # progress notifications when its request carries a progressToken (long single calls).
@@ -123,22 +124,21 @@ class ToolSpec:
         return self.envelope.output_schema(self)
 
 
-class _RawArguments(ArgModelBase):
-    """Accepts any arguments unchanged: validation is ours, after the SDK hands them over."""
+@dataclass(frozen=True)
+class BuiltTool:
+    """A tool as served: its ``tools/list`` entry and the coroutine that answers its calls."""
 
-    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
-
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": dict(self.model_extra or {})}
+    listing: Tool
+    call: Callable[[dict[str, Any], ServerRequestContext[Any, Any]], Awaitable[CallToolResult]]
 
 
-def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> Tool:
-    """An SDK Tool whose schema is ours and whose body validates, runs and shapes the result;
+def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> BuiltTool:
+    """The tool whose schema is ours and whose body validates, runs and shapes the result;
     answers and errors are estimated at most ``max_tokens`` tokens (core/limits.py)."""
     schema = spec.input_schema()
     request_model = spec.request_model or spec.schema_model
 
-    async def call(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
+    async def call(arguments: dict[str, Any], ctx: ServerRequestContext[Any, Any]) -> CallToolResult:
         started = time.perf_counter()
         result, code = await run(arguments, ctx)
         elapsed_ms = (time.perf_counter() - started) * 1000
@@ -146,7 +146,9 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> 
             services().telemetry.record(spec.name, elapsed_ms, ok=not result.is_error, code=code)
         return result
 
-    async def run(arguments: dict[str, Any], ctx: Context) -> tuple[CallToolResult, str]:
+    async def run(
+        arguments: dict[str, Any], ctx: ServerRequestContext[Any, Any]
+    ) -> tuple[CallToolResult, str]:
         """The result and its error code ("" on success), which /metrics counts by."""
         try:
             request = validate_input(request_model, _pre_parse(without_surrogates(arguments), schema))
@@ -174,17 +176,15 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> 
             )
             return spec.envelope.failure(spec, error, max_tokens), error.code
 
-    return Tool(
-        fn=call,
+    listing = Tool(
         name=spec.name,
         title=spec.title,
         description=spec.description,
-        parameters=schema,
-        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_schema=spec.output_schema()),
-        is_async=True,
-        context_kwarg="ctx",
+        input_schema=schema,
+        output_schema=spec.output_schema(),
         annotations=spec.annotations,
     )
+    return BuiltTool(listing, call)
 
 
 def _gated(spec: ToolSpec, services: Any, request: BaseModel, *extra: Any) -> BaseModel:
@@ -194,32 +194,29 @@ def _gated(spec: ToolSpec, services: Any, request: BaseModel, *extra: Any) -> Ba
         return spec.handler(services, request, *extra)
 
 
-def _request_key(ctx: Context) -> str | None:
-    """The request key in the call's ``_meta`` (None: absent, malformed, or no request)."""
-    try:
-        meta = ctx.request_context.meta
-    except ValueError:  # called outside a request
-        return None
-    return request_key.from_meta(meta)
+def _request_key(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The request key in the call's ``_meta`` (None: absent or malformed)."""
+    return request_key.from_meta(ctx.meta)
 
 
-def _client_name(ctx: Context) -> str | None:
+def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
     """The ``clientInfo.name`` the session gave at initialize (the audit's actor, core/actor.py)."""
     try:
-        params = ctx.request_context.session.client_params
-    except (ValueError, AttributeError):  # called outside a request, or no session
+        params = ctx.session.client_params
+    except AttributeError:  # no session
         return None
     name = params.client_info.name if params is not None else None
     return name if isinstance(name, str) and name.strip() else None
 
 
-def _progress(ctx: Context) -> Callable[[int, int], None]:
+def _progress(ctx: ServerRequestContext[Any, Any]) -> Callable[[int, int], None]:
     """A progress callback for a handler running in a worker thread: each report is sent from the
-    event loop (the handler waits for it, so reports arrive in order)."""
+    event loop (the handler waits for it, so reports arrive in order). The session sends nothing
+    when the call carried no progressToken."""
 
     def report(done: int, total: int) -> None:
         with contextlib.suppress(Exception):  # a client that left must not fail the work
-            anyio.from_thread.run(ctx.report_progress, done, total or None, None)
+            anyio.from_thread.run(ctx.session.report_progress, done, total or None, None)
 
     return report
 
