@@ -1,9 +1,9 @@
 """A small tool registry: each tool is a ToolSpec (schema model, output model, handler, hints).
 
 :func:`build_tool` makes a spec into what the server serves (tools/dispatch.py): its ``tools/list``
-entry, the MCP ``Tool`` built from our models, and the coroutine that answers ``tools/call``. Only
-the MCP SDK's public types are used; validation is ours, so every bad input gets the seed-001 error
-envelope with a suggestion, and the published JSON schema is the seed-001 one generated from our models.
+entry (an MCP ``Tool`` whose schemas come from our models) and the coroutine that answers its
+``tools/call``; only the MCP SDK's public types are used. Validation is ours, so every bad input
+gets the seed-001 error envelope with a suggestion, and the published JSON schema is seed 001's.
 Handlers are synchronous service calls run in a worker thread, so a slow store never blocks the
 event loop, each inside the services' write gate (an online backup pauses them). Results carry
 structured content plus the same JSON as text, capped in size. Errors carry the envelope as text
