@@ -2,7 +2,7 @@
 
 The server is the MCP SDK's low-level ``Server``, set up through its public API only (handlers,
 middleware), so that an SDK upgrade cannot change what clients see unnoticed. It answers what the
-SDK's high-level server answered before: tools (tools/dispatch.py), empty resource and prompt
+SDK's high-level server answered before: tools (tools/registry.py), empty resource and prompt
 lists, ``subscriptions/listen`` for 2026-07-28 clients, and the SDK's ``requestState`` boundary.
 """
 
@@ -37,10 +37,9 @@ from memory_service.app import Services, open_services
 from memory_service.core.errors import MemoryServiceError
 from memory_service.observability.side import start_side_server
 from memory_service.settings import Settings
-from memory_service.tools.dispatch import ToolTable
 from memory_service.tools.guard import RequestGuard
 from memory_service.tools.profiles import tools_for
-from memory_service.tools.registry import build_tool
+from memory_service.tools.registry import ToolTable, build_tool
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """A small tool registry: each tool is a ToolSpec (schema model, output model, handler, hints).
 
-:func:`build_tool` makes a spec into what the server serves (tools/dispatch.py): its ``tools/list``
+:func:`build_tool` makes a spec into what the server serves (:class:`ToolTable`): its ``tools/list``
 entry (an MCP ``Tool`` whose schemas come from our models) and the coroutine that answers its
 ``tools/call``; only the MCP SDK's public types are used. Validation is ours, so every bad input
 gets the seed-001 error envelope with a suggestion, and the published JSON schema is seed 001's.
@@ -21,13 +21,22 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
 from mcp.server import ServerRequestContext
-from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
 from pydantic import BaseModel
 
 from memory_service.core import actor
@@ -187,6 +196,42 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> 
     return BuiltTool(listing, call)
 
 
+class ToolTable:
+    """The tools one server serves, by name, in the order they are listed: its ``tools/list`` and
+    ``tools/call`` handlers for the SDK's low-level ``Server`` (server.py). A malformed call (an
+    unknown name, arguments that are not an object) is answered before it gets here, with the
+    seed-001 envelope, by the request guard (tools/guard.py); what is left here for those cases
+    keeps the answers the SDK's high-level server gave."""
+
+    def __init__(self, tools: Sequence[BuiltTool]) -> None:
+        self._tools = {tool.listing.name: tool for tool in tools}
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """A tool's input schema (None: no such tool), for the SDK's HTTP header checks."""
+        tool = self._tools.get(name)
+        return None if tool is None else tool.listing.input_schema
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=[tool.listing for tool in self._tools.values()])
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        tool = self._tools.get(params.name)
+        if tool is None:  # unreachable behind the guard: the SDK's high-level server's answer
+            logger.info("Tool %r failed: %r", params.name, f"Unknown tool: {params.name}")
+            return _text_failure(f"Unknown tool: {params.name}")
+        try:
+            return await tool.call(params.arguments or {}, ctx)
+        except MCPError:
+            raise
+        except Exception:  # a tool reports its own errors: this is a bug outside the tool body
+            logger.exception("Tool %r raised an unexpected exception", params.name)
+            return _text_failure(f"Error executing tool {params.name}")
+
+
 def _gated(spec: ToolSpec, services: Any, request: BaseModel, *extra: Any) -> BaseModel:
     """The handler, inside the write gate (core/write/gate.py): an online backup waits for it,
     and it waits while a backup copies the stores."""
@@ -246,3 +291,7 @@ def _pre_parse(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
             with contextlib.suppress(ValueError):  # else validation reports the wrong type
                 out[key] = json.loads(value)
     return out
+
+
+def _text_failure(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
