@@ -148,7 +148,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     from memory_service.daemon.connection import serve_stdio
     from memory_service.server import build_server
 
-    serve_stdio(build_server(settings)._lowlevel_server)
+    serve_stdio(build_server(settings))
     return 0
 
 

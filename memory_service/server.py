@@ -1,4 +1,10 @@
-"""Build the MCP server: tools registered from their specs, services opened in the lifespan."""
+"""Build the MCP server: tools served from their specs, services opened in the lifespan.
+
+The server is the MCP SDK's low-level ``Server``, set up through its public API only (handlers,
+middleware), so that an SDK upgrade cannot change what clients see unnoticed. It answers what the
+SDK's high-level server answered before: tools (tools/registry.py), empty resource and prompt
+lists, ``subscriptions/listen`` for 2026-07-28 clients, and the SDK's ``requestState`` boundary.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server import Server, ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+)
 
 from memory_service import __version__
 from memory_service.app import Services, open_services
@@ -19,7 +39,7 @@ from memory_service.observability.side import start_side_server
 from memory_service.settings import Settings
 from memory_service.tools.guard import RequestGuard
 from memory_service.tools.profiles import tools_for
-from memory_service.tools.registry import build_tool
+from memory_service.tools.registry import ToolTable, build_tool
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +111,7 @@ def build_server(
     shared: ServerState | None = None,
     profile: str | None = None,
     tool_names: str | None = None,
-) -> MCPServer[Any]:
+) -> Server[Any]:
     """The MCP server; the stores open when a client connects and close when it leaves.
 
     With ``shared`` (the daemon), the stores were opened once by :func:`serving` and every
@@ -103,7 +123,7 @@ def build_server(
     state = shared or ServerState()
 
     @asynccontextmanager
-    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Services | None]:
+    async def lifespan(_: Server[Any]) -> AsyncIterator[Services | None]:
         if shared is not None:
             yield state.holder.get("services")
             return
@@ -114,19 +134,67 @@ def build_server(
         return state.holder["services"]
 
     budget = settings.server.max_response_tokens
-    tools = [build_tool(spec, services, budget) for spec in surface.tools]
+    tools = ToolTable([build_tool(spec, services, budget) for spec in surface.tools])
     guard = RequestGuard(
         [spec.name for spec in surface.tools],
         budget,
         lambda: state.failure.get("error"),
         aliases=surface.aliases,
     )
-    return MCPServer(
-        settings.server.name,
-        instructions=instructions(profile or settings.server.profile, [spec.name for spec in surface.tools]),
+    name = settings.server.name or "mcp-server"
+    server: Server[Any] = Server(
+        name,
         version=__version__,
-        tools=tools,
+        instructions=instructions(profile or settings.server.profile, [spec.name for spec in surface.tools]),
         lifespan=lifespan,
-        log_level=settings.server.log_level,
-        middleware=[guard],
+        get_tool_input_schema=tools.input_schema,
+        on_list_tools=tools.list_tools,
+        on_call_tool=tools.call_tool,
+        on_list_resources=_no_resources,
+        on_list_resource_templates=_no_resource_templates,
+        on_read_resource=_unknown_resource,
+        on_list_prompts=_no_prompts,
+        on_get_prompt=_unknown_prompt,
+        on_subscriptions_listen=ListenHandler(InMemorySubscriptionBus()),
     )
+    # After the SDK's own OpenTelemetry middleware: the requestState boundary (as the SDK's
+    # high-level server installs it), then ours.
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name))
+    server.middleware.append(guard)
+    return server
+
+
+# No resources and no prompts: listed empty, and a read or a get is refused as the SDK refuses
+# an unknown one.
+
+
+async def _no_resources(
+    ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+) -> ListResourcesResult:
+    return ListResourcesResult(resources=[])
+
+
+async def _no_resource_templates(
+    ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+) -> ListResourceTemplatesResult:
+    return ListResourceTemplatesResult(resource_templates=[])
+
+
+async def _unknown_resource(
+    ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
+) -> ReadResourceResult:
+    message = f"Unknown resource: {params.uri}"
+    logger.info("Resource %r failed: %r", str(params.uri), message)
+    raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": str(params.uri)})
+
+
+async def _no_prompts(
+    ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+) -> ListPromptsResult:
+    return ListPromptsResult(prompts=[])
+
+
+async def _unknown_prompt(
+    ctx: ServerRequestContext[Any, Any], params: GetPromptRequestParams
+) -> GetPromptResult:
+    raise ValueError(f"Unknown prompt: {params.name}")

@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 from anyio.abc import SocketStream, TaskGroup
+from mcp.server import Server
 
 from memory_service.app import Services
 from memory_service.core.errors import MemoryServiceError
@@ -141,7 +142,7 @@ class Daemon:
     async def _serve_socket(self, listener: Any, tg: TaskGroup, operator: Operator) -> None:
         assert self._profiles is not None
         profiles = self._profiles
-        server = profiles.server()  # the SDK serves a stream pair through the low-level server
+        server = profiles.server()  # the SDK's low-level server serves a stream pair
         greeting = hello_line()
 
         async def handle(stream: SocketStream) -> None:
@@ -159,7 +160,7 @@ class Daemon:
 
         await listener.serve(handle, tg)
 
-    async def _start_http(self, tg: TaskGroup, mcp: Any) -> dict[str, Any]:
+    async def _start_http(self, tg: TaskGroup, mcp: Server[Any]) -> dict[str, Any]:
         from memory_service.transport.http import http_app, serve_http
 
         assert self._http is not None
@@ -198,18 +199,19 @@ class ProfileServers:
     def __init__(self, settings: Settings, state: ServerState) -> None:
         self._settings = settings
         self._state = state
-        self._built: dict[tuple[str, str], Any] = {}
+        self._built: dict[tuple[str, str], Server[Any]] = {}
 
-    def server(self, profile: str = "default", tool_names: str = "legal") -> Any:
-        """The low-level server of a profile (CFG_PROFILE when it is unknown or clashes)."""
+    def server(self, profile: str = "default", tool_names: str = "legal") -> Server[Any]:
+        """The server of a profile (CFG_PROFILE when it is unknown or clashes)."""
         key = (profile, tool_names)
         if key not in self._built:
-            mcp = build_server(self._settings, shared=self._state, profile=profile, tool_names=tool_names)
-            self._built[key] = mcp._lowlevel_server
+            self._built[key] = build_server(
+                self._settings, shared=self._state, profile=profile, tool_names=tool_names
+            )
         return self._built[key]
 
-    def select(self, line: bytes) -> Any:
-        """The low-level server for a connection whose first line is a profile notification."""
+    def select(self, line: bytes) -> Server[Any] | None:
+        """The server for a connection whose first line is a profile notification."""
         asked = profile_of(line)
         if asked is None:
             return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from mcp.server.mcpserver import Context
+from mcp.server import ServerRequestContext
 from pydantic import BaseModel
 
 from memory_service.core.code.schemas import (
@@ -27,7 +27,9 @@ from memory_service.tools.registry import ADDITIVE, READ_ONLY, UPDATE, ToolSpec
 POLL_SECONDS = 0.25
 
 
-async def wait_for_job(services: Any, request: Any, output: BaseModel, ctx: Context) -> BaseModel:
+async def wait_for_job(
+    services: Any, request: Any, output: BaseModel, ctx: ServerRequestContext[Any, Any]
+) -> BaseModel:
     """With wait=true, follow the job to its end, reporting progress when the client asked for it."""
     if not getattr(request, "wait", False):
         return output
@@ -41,12 +43,12 @@ async def wait_for_job(services: Any, request: Any, output: BaseModel, ctx: Cont
             break
         if state.progress != last:
             last = state.progress
-            await ctx.report_progress(state.progress, 100, f"{state.phase}: {state.progress}%")
+            await ctx.session.report_progress(state.progress, 100, f"{state.phase}: {state.progress}%")
         if anyio.current_time() > deadline:
             break
         await anyio.sleep(POLL_SECONDS)
     if state is not None:
-        await ctx.report_progress(state.progress, 100, state.status)
+        await ctx.session.report_progress(state.progress, 100, state.status)
         output.job = job_view(state).model_dump(mode="json")
     return output
 

@@ -1,7 +1,9 @@
 """A small tool registry: each tool is a ToolSpec (schema model, output model, handler, hints).
 
-We validate arguments ourselves (not the SDK) so that every bad input gets the seed-001 error
-envelope with a suggestion, and publish the seed-001 JSON schema generated from our models.
+:func:`build_tool` makes a spec into what the server serves (:class:`ToolTable`): its ``tools/list``
+entry (an MCP ``Tool`` whose schemas come from our models) and the coroutine that answers its
+``tools/call``; only the MCP SDK's public types are used. Validation is ours, so every bad input
+gets the seed-001 error envelope with a suggestion, and the published JSON schema is seed 001's.
 Handlers are synchronous service calls run in a worker thread, so a slow store never blocks the
 event loop, each inside the services' write gate (an online backup pauses them). Results carry
 structured content plus the same JSON as text, capped in size. Errors carry the envelope as text
@@ -19,16 +21,23 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+from pydantic import BaseModel
 
 from memory_service.core import actor
 from memory_service.core.errors import InternalError, MemoryServiceError
@@ -100,8 +109,9 @@ class ToolSpec:
     handler: Callable[..., BaseModel]  # (services, request) or, with reports_progress, + progress
     annotations: ToolAnnotations
     request_model: type[BaseModel] | None = None
-    # An async continuation on the event loop (e.g. wait for a job while sending progress).
-    after: Callable[[Any, Any, BaseModel, Context], Awaitable[BaseModel]] | None = None
+    # An async continuation on the event loop (e.g. wait for a job while sending progress), given
+    # the call's request context.
+    after: Callable[[Any, Any, BaseModel, ServerRequestContext[Any, Any]], Awaitable[BaseModel]] | None = None
     title: str | None = None
     # The handler takes a third argument, ``progress(done, total)``, sent to the client as MCP
     # progress notifications when its request carries a progressToken (long single calls).
@@ -123,22 +133,21 @@ class ToolSpec:
         return self.envelope.output_schema(self)
 
 
-class _RawArguments(ArgModelBase):
-    """Accepts any arguments unchanged: validation is ours, after the SDK hands them over."""
+@dataclass(frozen=True)
+class BuiltTool:
+    """A tool as served: its ``tools/list`` entry and the coroutine that answers its calls."""
 
-    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
-
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": dict(self.model_extra or {})}
+    listing: Tool
+    call: Callable[[dict[str, Any], ServerRequestContext[Any, Any]], Awaitable[CallToolResult]]
 
 
-def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> Tool:
-    """An SDK Tool whose schema is ours and whose body validates, runs and shapes the result;
+def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> BuiltTool:
+    """The tool whose schema is ours and whose body validates, runs and shapes the result;
     answers and errors are estimated at most ``max_tokens`` tokens (core/limits.py)."""
     schema = spec.input_schema()
     request_model = spec.request_model or spec.schema_model
 
-    async def call(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
+    async def call(arguments: dict[str, Any], ctx: ServerRequestContext[Any, Any]) -> CallToolResult:
         started = time.perf_counter()
         result, code = await run(arguments, ctx)
         elapsed_ms = (time.perf_counter() - started) * 1000
@@ -146,7 +155,9 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> 
             services().telemetry.record(spec.name, elapsed_ms, ok=not result.is_error, code=code)
         return result
 
-    async def run(arguments: dict[str, Any], ctx: Context) -> tuple[CallToolResult, str]:
+    async def run(
+        arguments: dict[str, Any], ctx: ServerRequestContext[Any, Any]
+    ) -> tuple[CallToolResult, str]:
         """The result and its error code ("" on success), which /metrics counts by."""
         try:
             request = validate_input(request_model, _pre_parse(without_surrogates(arguments), schema))
@@ -174,17 +185,51 @@ def build_tool(spec: ToolSpec, services: Callable[[], Any], max_tokens: int) -> 
             )
             return spec.envelope.failure(spec, error, max_tokens), error.code
 
-    return Tool(
-        fn=call,
+    listing = Tool(
         name=spec.name,
         title=spec.title,
         description=spec.description,
-        parameters=schema,
-        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_schema=spec.output_schema()),
-        is_async=True,
-        context_kwarg="ctx",
+        input_schema=schema,
+        output_schema=spec.output_schema(),
         annotations=spec.annotations,
     )
+    return BuiltTool(listing, call)
+
+
+class ToolTable:
+    """The tools one server serves, by name, in the order they are listed: its ``tools/list`` and
+    ``tools/call`` handlers for the SDK's low-level ``Server`` (server.py). A malformed call (an
+    unknown name, arguments that are not an object) is answered before it gets here, with the
+    seed-001 envelope, by the request guard (tools/guard.py); what is left here for those cases
+    keeps the answers the SDK's high-level server gave."""
+
+    def __init__(self, tools: Sequence[BuiltTool]) -> None:
+        self._tools = {tool.listing.name: tool for tool in tools}
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """A tool's input schema (None: no such tool), for the SDK's HTTP header checks."""
+        tool = self._tools.get(name)
+        return None if tool is None else tool.listing.input_schema
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=[tool.listing for tool in self._tools.values()])
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        tool = self._tools.get(params.name)
+        if tool is None:  # unreachable behind the guard: the SDK's high-level server's answer
+            logger.info("Tool %r failed: %r", params.name, f"Unknown tool: {params.name}")
+            return _text_failure(f"Unknown tool: {params.name}")
+        try:
+            return await tool.call(params.arguments or {}, ctx)
+        except MCPError:
+            raise
+        except Exception:  # a tool reports its own errors: this is a bug outside the tool body
+            logger.exception("Tool %r raised an unexpected exception", params.name)
+            return _text_failure(f"Error executing tool {params.name}")
 
 
 def _gated(spec: ToolSpec, services: Any, request: BaseModel, *extra: Any) -> BaseModel:
@@ -194,32 +239,29 @@ def _gated(spec: ToolSpec, services: Any, request: BaseModel, *extra: Any) -> Ba
         return spec.handler(services, request, *extra)
 
 
-def _request_key(ctx: Context) -> str | None:
-    """The request key in the call's ``_meta`` (None: absent, malformed, or no request)."""
-    try:
-        meta = ctx.request_context.meta
-    except ValueError:  # called outside a request
-        return None
-    return request_key.from_meta(meta)
+def _request_key(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The request key in the call's ``_meta`` (None: absent or malformed)."""
+    return request_key.from_meta(ctx.meta)
 
 
-def _client_name(ctx: Context) -> str | None:
+def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
     """The ``clientInfo.name`` the session gave at initialize (the audit's actor, core/actor.py)."""
     try:
-        params = ctx.request_context.session.client_params
-    except (ValueError, AttributeError):  # called outside a request, or no session
+        params = ctx.session.client_params
+    except AttributeError:  # no session
         return None
     name = params.client_info.name if params is not None else None
     return name if isinstance(name, str) and name.strip() else None
 
 
-def _progress(ctx: Context) -> Callable[[int, int], None]:
+def _progress(ctx: ServerRequestContext[Any, Any]) -> Callable[[int, int], None]:
     """A progress callback for a handler running in a worker thread: each report is sent from the
-    event loop (the handler waits for it, so reports arrive in order)."""
+    event loop (the handler waits for it, so reports arrive in order). The session sends nothing
+    when the call carried no progressToken."""
 
     def report(done: int, total: int) -> None:
         with contextlib.suppress(Exception):  # a client that left must not fail the work
-            anyio.from_thread.run(ctx.report_progress, done, total or None, None)
+            anyio.from_thread.run(ctx.session.report_progress, done, total or None, None)
 
     return report
 
@@ -249,3 +291,7 @@ def _pre_parse(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
             with contextlib.suppress(ValueError):  # else validation reports the wrong type
                 out[key] = json.loads(value)
     return out
+
+
+def _text_failure(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)

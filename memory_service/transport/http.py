@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 
@@ -108,7 +108,7 @@ def check_bind(host: str, token: str | None) -> None:
 
 
 def http_app(
-    mcp: MCPServer[Any],
+    mcp: Server[Any],
     *,
     host: str,
     port: int,

@@ -643,7 +643,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.mark.parametrize("profile", sorted(PROFILE_TOOLS))
 async def test_each_profile_lists_the_parametrized_tools(tmp_path: Path, profile: str) -> None:
-    listed = await build_server(_settings(tmp_path, profile)).list_tools()
+    async with Client(build_server(_settings(tmp_path, profile))) as client:
+        listed = (await client.list_tools()).tools
     assert sorted(tool.name for tool in listed) == PROFILE_TOOLS[profile]
     assert sorted(tool for _, tool in CASES if PROFILE_OF[tool] == profile) == PROFILE_TOOLS[profile]
 
