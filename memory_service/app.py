@@ -31,6 +31,7 @@ from memory_service.core.maintenance.embedding_refresh import EmbeddingRefresher
 from memory_service.core.maintenance.expiry import ExpiryService
 from memory_service.core.maintenance.normalize.service import NormalizeService
 from memory_service.core.maintenance.statistics import StatisticsService
+from memory_service.core.maintenance.telemetry import Telemetry
 from memory_service.core.memory.archive import ArchiveService
 from memory_service.core.memory.audit import AuditQueryService
 from memory_service.core.memory.feedback import FeedbackService
@@ -45,7 +46,6 @@ from memory_service.core.scopes import CallerScope, ProjectOrigin
 from memory_service.core.search.explain import ExplainService
 from memory_service.core.search.ranker import Ranker
 from memory_service.core.search.service import SearchService
-from memory_service.core.telemetry import Telemetry
 from memory_service.core.write.gate import WriteGate
 from memory_service.core.write.graph_sync import GraphSync
 from memory_service.core.write.threads import ThreadContext

@@ -95,7 +95,7 @@ class Metrics:
         Info(f"{PREFIX}build", "Version of the running server", registry=r).info({"version": __version__})
 
     def tool_call(self, tool: str, seconds: float, code: str) -> None:
-        """Counted by :class:`~memory_service.core.telemetry.Telemetry` for every tool call."""
+        """Counted by :class:`~memory_service.core.maintenance.telemetry.Telemetry` for every tool call."""
         self.tool_calls.labels(tool, "error" if code else "ok", code).inc()
         self.tool_duration.labels(tool).observe(seconds)
 

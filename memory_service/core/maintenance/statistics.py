@@ -25,11 +25,11 @@ from memory_service.core.maintenance.statistics_schemas import (
     StorageFigures,
     SyncFigures,
 )
+from memory_service.core.maintenance.telemetry import Telemetry
 from memory_service.core.models import MemoryStatus, MemoryType
 from memory_service.core.ports import ComponentHealth, PayloadFilter
 from memory_service.core.records import MEMORIES, STALE_FIELD, Stores
 from memory_service.core.scopes import ProjectOrigin
-from memory_service.core.telemetry import Telemetry
 from memory_service.core.write.graph_sync import GraphSync
 
 logger = logging.getLogger(__name__)

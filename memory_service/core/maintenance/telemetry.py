@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_service.core.metrics import ToolCallRecorder
+from memory_service.core.ports.metrics import ToolCallRecorder
 
 WINDOW = 2048  # durations kept per operation for the percentiles
 

@@ -1,6 +1,6 @@
 """What the core tells a metrics backend: a port, so that core never imports prometheus_client.
 
-:class:`~memory_service.core.telemetry.Telemetry` already sees every tool call (the registry
+:class:`~memory_service.core.maintenance.telemetry.Telemetry` already sees every tool call (the registry
 records each one there); when a recorder is attached it forwards the call, so there is one place
 that counts tool calls, whatever reads them (memory_statistics, /metrics).
 """
