@@ -46,6 +46,7 @@ from memory_service.stores.graph.cypher_guard import unbindable_params
 from memory_service.stores.graph.ladybug_catalog import Catalog, Pair
 from memory_service.stores.graph.ladybug_cypher import check_cypher
 from memory_service.stores.graph.ladybug_errors import query_error, unavailable
+from memory_service.stores.graph.ladybug_files import database_file, graph_files
 from memory_service.stores.graph.ladybug_results import (
     edges_between_rows,
     edges_from_rows,
@@ -68,7 +69,7 @@ class LadybugGraphStore:
         self, path: Path, *, query_timeout_ms: int = 30_000, buffer_pool_mb: int = 256, threads: int = 2
     ) -> None:
         path = Path(path).expanduser().resolve()
-        self._path = path / "graph.lbug" if path.is_dir() else path  # LadybugDB wants a file path
+        self._path = database_file(path)  # LadybugDB wants a file path
         self._timeout_ms = query_timeout_ms
         self._lock = threading.RLock()
         self._tables = Catalog()
@@ -365,8 +366,7 @@ class LadybugGraphStore:
 
     # ------------------------------------------------------------------ admin
     def size_bytes(self) -> int:
-        files = [self._path, *self._path.parent.glob(self._path.name + ".*")]  # + .wal and friends
-        return sum(f.stat().st_size for f in files if f.is_file())
+        return sum(f.stat().st_size for f in graph_files(self._path) if f.is_file())  # + .wal and friends
 
     def checkpoint(self) -> None:
         """``CHECKPOINT``: the WAL's pages go into ``graph.lbug`` and the WAL file is removed."""
