@@ -78,7 +78,7 @@ class LadybugGraphStore:
         with _OPEN_PATHS_LOCK:
             if str(self._path) in _OPEN_PATHS:
                 raise unavailable(f"Graph database {self._path} is already open in this process",
-                                   path=str(self._path))  # fmt: skip
+                                  path=str(self._path))  # fmt: skip
             try:
                 self._path.parent.mkdir(parents=True, exist_ok=True)
                 # The engine's default buffer pool is 80% of RAM: bound it, this is one store of several.
