@@ -18,7 +18,8 @@ from pathlib import Path
 
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.settings import Settings
-from memory_service.stores.graph.salvage import graph_files, graph_path
+from memory_service.stores.graph.ladybug_files import graph_files
+from memory_service.stores.graph.salvage import graph_path
 from memory_service.stores.local.db import DB_FILENAME
 from memory_service.stores.presence import RECORD_FILENAME
 

@@ -1,4 +1,5 @@
-"""What every graph adapter checks before running Cypher: identifiers and users' read-only queries.
+"""What every graph adapter checks before running Cypher (identifiers, users' read-only queries),
+and the errors both give for a query the engine refuses.
 
 Labels and relationship types are interpolated into statements (Cypher cannot take them as
 parameters), so they must be plain identifiers, and are backtick-quoted as well. A user's query
@@ -92,3 +93,16 @@ def unbindable_params(exc: Exception) -> ValidationError:
         suggestion="Give params only strings, booleans, 64-bit integers, finite numbers, and lists "
         "of one such type (or objects of them); compare like with like.",
     )
+
+
+def write_refused(engine: str) -> ValidationError:
+    """The engine refused a write in a read-only query (one the lexical check let through)."""
+    return ValidationError("Write clauses are not allowed in a read-only graph query",
+                           code="VAL_WRITE_NOT_ALLOWED", details={"engine": engine},
+                           suggestion="Use MATCH ... RETURN only.")  # fmt: skip
+
+
+def timed_out(engine: str) -> ValidationError:
+    """The engine stopped a query at its timeout."""
+    return ValidationError("Graph query timed out", code="VAL_QUERY_TIMEOUT", details={"engine": engine},
+                           suggestion="Add a LIMIT, narrow the MATCH or use fewer hops.")  # fmt: skip

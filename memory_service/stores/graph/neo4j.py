@@ -51,44 +51,22 @@ from neo4j.exceptions import DriverError, Neo4jError
 from memory_service.core.errors import MemoryServiceError, ServiceUnavailableError, ValidationError
 from memory_service.core.ports import ComponentHealth, GraphEdge, GraphNode, RelatedEntity
 from memory_service.stores.graph import neo4j_cypher as cy
-from memory_service.stores.graph.cypher_guard import TOKEN, guard_cypher, ident, unbindable_params
+from memory_service.stores.graph.cypher_guard import ident, unbindable_params
+from memory_service.stores.graph.neo4j_cypher import check_cypher
+from memory_service.stores.graph.neo4j_errors import query_error, unavailable, without_credentials
 from memory_service.stores.graph.neo4j_results import (
+    edges_between_rows,
     edges_from_rows,
-    json_object,
-    node_props,
     plain_rows,
     related_level,
 )
-from memory_service.stores.graph.rows import edge_rows, node_rows
+from memory_service.stores.graph.rows import CHUNK, edge_rows, hop_pattern, node_props, node_rows, walk_types
 
 logger = logging.getLogger(__name__)
 
-_CHUNK = 5000  # rows per UNWIND
 NAMESPACE = re.compile(r"[\w-]{1,64}")  # letters (as the project slug has them), digits, _ and -
 
-# Catalog procedures a read-only query may CALL (any other CALL is refused before running).
-READ_PROCEDURES = frozenset({
-    "db.labels", "db.relationshipTypes", "db.propertyKeys", "db.schema.visualization",
-    "db.schema.nodeTypeProperties", "db.schema.relTypeProperties",
-})  # fmt: skip
-_ADMIN_WORDS = frozenset({"TERMINATE"})  # allowed in a READ transaction, but not a read
-# Server errors that are the query's fault (syntax, types, unknown procedure...), not the server's.
-_USER_ERRORS = ("Neo.ClientError.Statement.", "Neo.ClientError.Procedure.", "Neo.ClientError.Schema.")
 _BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
-
-
-def check_cypher(cypher: str, *, read_only: bool) -> None:
-    """The shared guard with Neo4j's catalog procedures, and ``TERMINATE`` refused when read-only."""
-    guard_cypher(cypher, read_only=read_only, read_procedures=READ_PROCEDURES)
-    toks = [(m.lastgroup, m.group()) for m in TOKEN.finditer(cypher) if m.lastgroup != "skip"]
-    for i, (kind, text) in enumerate(toks):
-        prev, nxt = toks[i - 1][1] if i else "", toks[i + 1][1] if i + 1 < len(toks) else ""
-        word = text.upper() if kind == "word" and prev not in (".", ":", "$") and nxt != ":" else ""
-        if read_only and word in _ADMIN_WORDS:
-            raise ValidationError(
-                f"{word} is not allowed in a read-only graph query", code="VAL_WRITE_NOT_ALLOWED",
-                details={"clause": word}, suggestion="Use MATCH ... RETURN only.",
-            )  # fmt: skip
 
 
 class Neo4jGraphStore:
@@ -119,14 +97,15 @@ class Neo4jGraphStore:
                 suggestion="Use 1 to 64 letters, digits, '_' or '-' (the default is the project name).",
             )  # fmt: skip
         uri = uri or ""
-        self._where = _without_credentials(uri)
+        self._where = without_credentials(uri)
         self._database, self._namespace = database, namespace
+        self._place = {"uri": self._where, "database": database, "namespace": namespace}  # for errors
         self._timeout = query_timeout_ms / 1000
         self._lock = threading.Lock()  # constraint creation, close
         self._constrained: set[str] = set()
         if urlsplit(uri).scheme not in _BOLT_SCHEMES:  # the driver's HTTP mode is a preview
-            raise self._unavailable(f"Cannot use Neo4j at {self._where}: use one of {_BOLT_SCHEMES}",
-                                    operation="open")  # fmt: skip
+            raise unavailable(self._place, f"Cannot use Neo4j at {self._where}: use one of {_BOLT_SCHEMES}",
+                              operation="open")  # fmt: skip
         try:
             self._driver: neo4j.Driver | None = neo4j.GraphDatabase.driver(
                 uri, auth=(user, password) if password is not None else None, user_agent="memory-service",
@@ -135,31 +114,24 @@ class Neo4jGraphStore:
             )  # fmt: skip
         except (DriverError, ValueError) as exc:  # a malformed URI or option
             reason = str(exc).replace(uri, self._where)  # the driver quotes the URI, credentials too
-            raise self._unavailable(f"Cannot use Neo4j at {self._where}: {reason}", operation="open") from exc
+            raise unavailable(
+                self._place, f"Cannot use Neo4j at {self._where}: {reason}", operation="open"
+            ) from exc
 
     # ------------------------------------------------------------------ plumbing
-    def _unavailable(self, message: str, **details: Any) -> ServiceUnavailableError:
-        return ServiceUnavailableError(
-            message, code="SVC_GRAPH_STORE",
-            details={"backend": "neo4j", "uri": self._where, "database": self._database,
-                     "namespace": self._namespace, **details},
-            suggestion="Retry later; if it persists, check that Neo4j answers at MEMORY_GRAPH__URI, the "
-            "credentials (MEMORY_GRAPH__USER, MEMORY_GRAPH__PASSWORD) and MEMORY_GRAPH__DATABASE.",
-        )  # fmt: skip
-
     @contextlib.contextmanager
     def _session(self, op: str, mode: str = neo4j.READ_ACCESS) -> Iterator[neo4j.Session]:
         """A session on the database; driver and server errors become ServiceUnavailableError."""
         driver = self._driver
         if driver is None:
-            raise self._unavailable("Graph store is closed", operation=op)
+            raise unavailable(self._place, "Graph store is closed", operation=op)
         try:
             with driver.session(database=self._database, default_access_mode=mode) as session:
                 yield session
         except MemoryServiceError:
             raise
         except (Neo4jError, DriverError) as exc:
-            raise self._unavailable(f"Graph store failed during {op}: {exc}", operation=op) from exc
+            raise unavailable(self._place, f"Graph store failed during {op}: {exc}", operation=op) from exc
 
     def _at(self, **params: Any) -> dict[str, Any]:
         """``params`` with ``namespace`` set to this store's (over any given one)."""
@@ -171,12 +143,12 @@ class Neo4jGraphStore:
             return s.execute_read(lambda tx: tx.run(cypher, self._at(**params)).data())
 
     def _write(self, op: str, batches: list[tuple[str, list[dict[str, Any]]]]) -> None:
-        """Statements (with rows, sent ``_CHUNK`` at a time) in one write transaction."""
+        """Statements (with rows, sent ``CHUNK`` at a time) in one write transaction."""
 
         def work(tx: neo4j.ManagedTransaction) -> None:
             for cypher, rows in batches:
-                for i in range(0, len(rows), _CHUNK):
-                    tx.run(cypher, self._at(rows=rows[i : i + _CHUNK])).consume()
+                for i in range(0, len(rows), CHUNK):
+                    tx.run(cypher, self._at(rows=rows[i : i + CHUNK])).consume()
 
         with self._session(op, neo4j.WRITE_ACCESS) as s:
             s.execute_write(work)
@@ -264,12 +236,11 @@ class Neo4jGraphStore:
         wanted = {ident(label, "label"): list(dict.fromkeys(ids)) for label, ids in nodes.items() if ids}
 
         def work(tx: neo4j.ManagedTransaction) -> list[GraphEdge]:
-            found: dict[tuple[str, str, str, str, str], Any] = {}
-            for label, ids in wanted.items():
-                for r in tx.run(cy.EDGES_BETWEEN.format(other=other, label=label), self._at(ids=ids)).data():
-                    mine, theirs = (label, str(r["id"])), (other, str(r["other"]))
-                    found.setdefault((r["type"], *(mine + theirs if r["out"] else theirs + mine)), r["props"])
-            return [GraphEdge(*k, properties=json_object(p) or {}) for k, p in found.items()]
+            return edges_between_rows(other, [
+                (label, r)
+                for label, ids in wanted.items()
+                for r in tx.run(cy.EDGES_BETWEEN.format(other=other, label=label), self._at(ids=ids)).data()
+            ])  # fmt: skip
 
         with self._session("edges_between") as s:
             return s.execute_read(work)
@@ -286,18 +257,8 @@ class Neo4jGraphStore:
         the smallest (type, direction) of their last hops is reported (then the smallest path).
         Ordered by distance, then label and id.
         """
-        start = cy.START.format(label=ident(label, "label"))
-        types = [ident(t, "relationship type") for t in rel_types or ()]
-        if direction not in ("OUTGOING", "INCOMING", "BOTH") or not 1 <= depth <= 5 or limit < 1:
-            raise ValidationError(
-                "related() needs direction OUTGOING/INCOMING/BOTH, depth 1-5 and limit >= 1",
-                code="VAL_GRAPH_TRAVERSAL", details={"direction": direction, "depth": depth, "limit": limit},
-                suggestion="Use a depth from 1 to 5 and a positive limit.",
-            )  # fmt: skip
-        hop = cy.HOP.format(
-            types=":" + "|".join(f"`{t}`" for t in types) if types else "",
-            left="<" if direction == "INCOMING" else "", right=">" if direction == "OUTGOING" else "",
-        )  # fmt: skip
+        types = walk_types(label, rel_types, direction, depth, limit)
+        start, hop = cy.START.format(label=label), cy.HOP.format(**hop_pattern(types, direction))
 
         def walk(tx: neo4j.ManagedTransaction) -> list[RelatedEntity]:
             found: list[RelatedEntity] = []
@@ -378,7 +339,7 @@ class Neo4jGraphStore:
 
         The Cypher is not scoped to the namespace: ``$namespace`` is the store's (it replaces a
         ``namespace`` in ``params``), for ``WHERE n.ns = $namespace``. Rows are plain JSON
-        (``graph_neo4j_results``: nodes ``{"_label", "id", ...}``, relationships ``{"_type",
+        (``neo4j_results``: nodes ``{"_label", "id", ...}``, relationships ``{"_type",
         "_src", "_dst", ...}``, paths ``{"nodes", "relationships"}``).
         """
         check_cypher(cypher, read_only=read_only)
@@ -391,35 +352,17 @@ class Neo4jGraphStore:
 
         driver = self._driver
         if driver is None:
-            raise self._unavailable("Graph store is closed", operation="query")
+            raise unavailable(self._place, "Graph store is closed", operation="query")
         try:
             mode = neo4j.READ_ACCESS if read_only else neo4j.WRITE_ACCESS
             with driver.session(database=self._database, default_access_mode=mode) as s:
                 return s.execute_read(work) if read_only else s.execute_write(work)
         except Neo4jError as exc:
-            raise self._query_error(exc) from exc
+            raise query_error(exc, self._place) from exc
         except DriverError as exc:
-            raise self._unavailable(f"Graph query failed: {exc}", operation="query") from exc
+            raise unavailable(self._place, f"Graph query failed: {exc}", operation="query") from exc
         except (TypeError, ValueError, OverflowError) as exc:  # params the driver cannot send
             raise unbindable_params(exc) from exc
-
-    def _query_error(self, exc: Neo4jError) -> MemoryServiceError:
-        code, msg = exc.code or "", exc.message or str(exc)
-        if code == "Neo.ClientError.Statement.AccessMode":
-            return ValidationError("Write clauses are not allowed in a read-only graph query",
-                                   code="VAL_WRITE_NOT_ALLOWED", details={"engine": msg},
-                                   suggestion="Use MATCH ... RETURN only.")  # fmt: skip
-        if code.startswith("Neo.ClientError.Transaction.TransactionTimedOut"):
-            return ValidationError("Graph query timed out", code="VAL_QUERY_TIMEOUT", details={"engine": msg},
-                                   suggestion="Add a LIMIT, narrow the MATCH or use fewer hops.")  # fmt: skip
-        if code.startswith(_USER_ERRORS):
-            return ValidationError(
-                f"Invalid Cypher: {msg}", code="VAL_CYPHER", details={"engine": msg, "code": code},
-                suggestion="Check the syntax. Neo4j dialect: type(r), not label(r); nodes have id, name, "
-                "type, props and ns (WHERE n.ns = $namespace keeps to this project), relationships props "
-                "(JSON text).",
-            )  # fmt: skip
-        return self._unavailable(f"Graph query failed: {msg}", operation="query", code=code)
 
     # ------------------------------------------------------------------ admin
     def size_bytes(self) -> int:
@@ -444,13 +387,3 @@ class Neo4jGraphStore:
             driver, self._driver = self._driver, None
         if driver is not None:
             driver.close()
-
-
-def _without_credentials(uri: str) -> str:
-    """The URI as it may appear in errors and health: scheme, host and port only."""
-    parts = urlsplit(uri)
-    if not parts.scheme or not parts.hostname:
-        return "(no host in MEMORY_GRAPH__URI)"
-    with contextlib.suppress(ValueError):  # a port that is not a number
-        return f"{parts.scheme}://{parts.hostname}:{parts.port or 7687}"
-    return f"{parts.scheme}://{parts.hostname}"

@@ -1,10 +1,14 @@
-"""The statements the Neo4j graph store runs, as named constants (see ``graph_neo4j``).
+"""The statements the Neo4j graph store runs, as named constants (see ``neo4j``), and the
+read-only check of users' Cypher with Neo4j's catalog procedures.
 
 Labels and relationship types are formatted in (plain identifiers, backtick-quoted); every value
 is a ``$param``. Every statement takes ``$namespace``: a node is looked up by label, ``ns`` and
 ``id``; a lookup by label and ``ns`` alone adds ``id IS NOT NULL``, so that it still seeks the
 ``(ns, id)`` index (checked with EXPLAIN on 5.26: without it, a label scan).
 """
+
+from memory_service.core.errors import ValidationError
+from memory_service.stores.graph.cypher_guard import TOKEN, guard_cypher
 
 CREATE_CONSTRAINT = (
     "CREATE CONSTRAINT `{label}_ns_id` IF NOT EXISTS FOR (n:`{label}`) REQUIRE (n.ns, n.id) IS UNIQUE"
@@ -79,3 +83,24 @@ COUNT_TYPES = (
     "RETURN type(e) AS name, count(e) AS n"
 )
 PING = "RETURN 1"
+
+# Catalog procedures a read-only query may CALL (any other CALL is refused before running).
+READ_PROCEDURES = frozenset({
+    "db.labels", "db.relationshipTypes", "db.propertyKeys", "db.schema.visualization",
+    "db.schema.nodeTypeProperties", "db.schema.relTypeProperties",
+})  # fmt: skip
+_ADMIN_WORDS = frozenset({"TERMINATE"})  # allowed in a READ transaction, but not a read
+
+
+def check_cypher(cypher: str, *, read_only: bool) -> None:
+    """The shared guard with Neo4j's catalog procedures, and ``TERMINATE`` refused when read-only."""
+    guard_cypher(cypher, read_only=read_only, read_procedures=READ_PROCEDURES)
+    toks = [(m.lastgroup, m.group()) for m in TOKEN.finditer(cypher) if m.lastgroup != "skip"]
+    for i, (kind, text) in enumerate(toks):
+        prev, nxt = toks[i - 1][1] if i else "", toks[i + 1][1] if i + 1 < len(toks) else ""
+        word = text.upper() if kind == "word" and prev not in (".", ":", "$") and nxt != ":" else ""
+        if read_only and word in _ADMIN_WORDS:
+            raise ValidationError(
+                f"{word} is not allowed in a read-only graph query", code="VAL_WRITE_NOT_ALLOWED",
+                details={"clause": word}, suggestion="Use MATCH ... RETURN only.",
+            )  # fmt: skip

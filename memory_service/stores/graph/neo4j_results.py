@@ -11,7 +11,6 @@ the rows' own nodes are looked up in the same transaction.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,11 +18,12 @@ import neo4j
 from neo4j.graph import Node, Path, Relationship
 
 from memory_service.core.ports import GraphEdge, RelatedEntity
+from memory_service.stores.graph.rows import EdgeKey, edges_from, json_object, node_props
 
 RESOLVE_NODES = (
     "MATCH (n) WHERE elementId(n) IN $eids RETURN elementId(n) AS eid, head(labels(n)) AS label, n.id AS id"
 )
-NAMESPACE_KEY = "ns"  # the property holding a node's namespace (see graph_neo4j)
+NAMESPACE_KEY = "ns"  # the property holding a node's namespace (see neo4j)
 Names = dict[str, tuple[str, str]]  # element id -> (label, id)
 
 
@@ -37,12 +37,22 @@ def plain_rows(
 
 def edges_from_rows(label: str, node_id: str, rows: list[dict[str, Any]]) -> list[GraphEdge]:
     """Rows of ``EDGES_OF`` (type, out, label, id, props of each edge touching a node) as edges."""
-    found: dict[tuple[str, str, str, str, str], Any] = {}
+    found: dict[EdgeKey, Any] = {}
     for r in rows:  # a self-loop is both ends: keep it once
         other = (r["label"] or "", r["id"])
         key = (r["type"], label, node_id, *other) if r["out"] else (r["type"], *other, label, node_id)
         found.setdefault(key, r["props"])
-    return [GraphEdge(*k, properties=json_object(p) or {}) for k, p in found.items()]
+    return edges_from(found)
+
+
+def edges_between_rows(other: str, rows: list[tuple[str, dict[str, Any]]]) -> list[GraphEdge]:
+    """Rows of ``EDGES_BETWEEN`` (edges between nodes of a label and nodes of ``other``), each
+    with the label, as edges."""
+    found: dict[EdgeKey, Any] = {}
+    for label, r in rows:
+        mine, theirs = (label, str(r["id"])), (other, str(r["other"]))
+        found.setdefault((r["type"], *(mine + theirs if r["out"] else theirs + mine)), r["props"])
+    return edges_from(found)
 
 
 def related_level(
@@ -62,28 +72,11 @@ def related_level(
     level = sorted(best.items(), key=lambda kv: (kv[1][1]["label"] or "", str(kv[1][1]["id"])))
     found = [
         RelatedEntity(r["id"], r["label"] or "", r["name"], r["rel"], "OUTGOING" if r["forward"] else
-                      "INCOMING", distance, {**({"type": r["type"]} if r["type"] is not None else {}),
-                                             **(json_object(r["props"]) or {})}, list(paths[eid]))
+                      "INCOMING", distance, node_props(None, r["type"], r["props"]),  # name apart
+                      list(paths[eid]))
         for eid, (_, r) in level
     ]  # fmt: skip
     return found, list(best)
-
-
-def node_props(name: Any, typ: Any, props: Any) -> dict[str, Any]:
-    """A node's properties as written: name and type when set, then the JSON ones."""
-    return {
-        **{k: v for k, v in (("name", name), ("type", typ)) if v is not None},
-        **(json_object(props) or {}),
-    }
-
-
-def json_object(raw: Any) -> dict[str, Any] | None:
-    """``raw`` decoded if it is JSON text of an object, else None."""
-    try:
-        value = json.loads(raw) if isinstance(raw, str) else None
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def endpoint_names(tx: neo4j.ManagedTransaction, rows: list[list[Any]]) -> Names:

@@ -20,25 +20,15 @@ from pathlib import Path
 
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.settings import Settings
+from memory_service.stores.graph.ladybug_files import database_file, graph_files
 
-GRAPH_FILE = "graph.lbug"
 _PERMISSION_TEXTS = ("Permission denied", "Operation not permitted", "Read-only file system")
 
 
 def graph_path(settings: Settings) -> Path:
     """Where the factory's store keeps it: ``data_dir/graph`` is the database file itself unless
     it is a directory (then ``graph/graph.lbug``), as LadybugGraphStore decides."""
-    path = settings.resolved_data_dir / "graph"
-    return path / GRAPH_FILE if path.is_dir() else path
-
-
-def graph_files(path: Path) -> list[Path]:
-    """The database file and its companions (``.wal``, ``.shadow``, ...)."""
-    if not path.parent.is_dir():
-        return []
-    return sorted(
-        p for p in path.parent.iterdir() if p.name == path.name or p.name.startswith(path.name + ".")
-    )
+    return database_file(settings.resolved_data_dir / "graph")
 
 
 def permission_problem(exc: BaseException) -> bool:
