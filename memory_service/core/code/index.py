@@ -5,6 +5,8 @@ parse the rest with tree-sitter; embed the units (embeddings are cached by text,
 units in a changed file cost nothing); replace the file's points and graph nodes; remember the
 parse; finally resolve calls and inheritance across files for what changed. Removed files lose
 their units and edges. Everything is timed by phase so the benchmark can say where time goes.
+Storing and forgetting files is :mod:`.replace`'s work; the passes, reading, parsing and linking
+are here.
 """
 
 from __future__ import annotations
@@ -14,12 +16,10 @@ import logging
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from indexer import (
-    CodeUnit,
     FileIndex,
     iter_source_files,
     language_for_path,
@@ -29,35 +29,19 @@ from indexer import (
 from indexer.safe_read import RefusedFile
 from indexer.walker import skip_reason
 from memory_service.core.code import records as cr
-from memory_service.core.code.links import is_index_link, unit_links
 from memory_service.core.code.paths import PathPolicy
 from memory_service.core.code.progress import UNIT, IndexProgress
+from memory_service.core.code.replace import CodeChangeHook, FileReplacer
 from memory_service.core.code.schemas import IndexFileInput, IndexFileOutput
-from memory_service.core.code.stale import code_changes
 from memory_service.core.code.write import IndexWrites
 from memory_service.core.errors import ValidationError
 from memory_service.core.jobs import JobContext
-from memory_service.core.models import utcnow
-from memory_service.core.ports import GraphEdge, IndexedFile, IndexState, VectorPoint
-from memory_service.core.records import MEMORY_LABEL, Stores
-from memory_service.core.write.graph_sync import (
-    GraphSync,
-    op_delete_nodes,
-    op_upsert_edges,
-    op_upsert_nodes,
-)
+from memory_service.core.ports import IndexState
+from memory_service.core.records import Stores
+from memory_service.core.write.graph_sync import GraphSync, op_upsert_edges
 from memory_service.core.write.journal import code_body
-from memory_service.core.write.linking import MemoryCatalog
-
-# Told, after the indexer stored a change, which memory links touch code that changed or vanished
-# ({code id: change in words}); returns how many memories it flagged (services.stale.StaleMarker).
-CodeChangeHook = Callable[[list[GraphEdge], dict[str, str]], int]
 
 logger = logging.getLogger(__name__)
-
-# Units embedded per call while an index pass reports progress: the bar moves within a large
-# file, and each call still fills the embedder's batches.
-EMBED_CHUNK = 256
 
 
 class CodeIndexer:
@@ -74,15 +58,16 @@ class CodeIndexer:
         *,
         sync: GraphSync | None = None,
     ) -> None:
-        self._stores = stores
         self._state = state
         self._paths = paths
-        self._project_name = project
         self._batch_units = batch_units
         self._lock = threading.RLock()
         self._files: dict[str, FileIndex] | None = None  # every indexed file's parse, loaded lazily
-        self._on_code_change = on_code_change  # flags memories citing what changed (services.stale)
         self._writes = IndexWrites(stores, sync)  # journal → vectors → outbox + state, then drain
+        # Stores and forgets files; on_code_change flags memories citing what changed (stale.py).
+        self._replacer = FileReplacer(
+            stores, state, paths, project, self._writes, self._project, on_code_change
+        )
 
     # ------------------------------------------------------------------ entry points
 
@@ -120,7 +105,7 @@ class CodeIndexer:
                     message="Unchanged since it was last indexed (same content hash); force=true re-indexes.",
                 )
             marker, relink_all = self._writes.begin_pass()
-            self._store([fi], stats)
+            self._replacer.store([fi], stats)
             linked = self._link(set(self._project()) if relink_all else {key}, stats)
             self._writes.end_pass(marker, relink_all)
         functions = sum(1 for u in fi.units if cr.collection_of(u) == cr.FUNCTIONS)
@@ -179,10 +164,10 @@ class CodeIndexer:
                     batch_units += len(fi.units)
                 meter.looked_at(i, batched=fi is not None)
                 if batch_units >= self._batch_units:
-                    self._store(batch, stats, meter.embedded)
+                    self._replacer.store(batch, stats, meter.embedded)
                     meter.stored()
                     batch, batch_units = [], 0
-            self._store(batch, stats, meter.embedded)
+            self._replacer.store(batch, stats, meter.embedded)
             removed = self._remove_missing(directory, seen) if remove_missing else 0
             meter.linking()
             self._link(set(self._project()) if relink_all else changed, stats, removed=removed > 0)
@@ -252,96 +237,6 @@ class CodeIndexer:
         if len(failures) < 20:
             failures.append({"file": key, "error": reason})
 
-    def _store(
-        self, files: list[FileIndex], stats: dict[str, Any], embedded: Callable[[float], None] | None = None
-    ) -> None:
-        """Replace these files' units (points and graph nodes) and remember their parse;
-        ``embedded`` hears which fraction of the units has its dense vector so far."""
-        if not files:
-            return
-        units = [u for fi in files for u in fi.units]
-        t0 = time.perf_counter()
-        dense = self._embed([cr.dense_text(u) for u in units], embedded)
-        sparse = self._stores.sparse.encode_documents([cr.sparse_text(u) for u in units])
-        stats["embed_seconds"] += time.perf_counter() - t0
-        t0 = time.perf_counter()
-        project = self._project()
-        previous = {fi.path: project.get(fi.path) for fi in files}
-        old = [u for prev in previous.values() if prev for u in prev.units]
-        links = self._memory_links(old, [path for path, prev in previous.items() if prev])
-        new_ids = {u.id for u in units}
-        by_collection: dict[str, list[VectorPoint]] = defaultdict(list)
-        for i, unit in enumerate(units):
-            by_collection[cr.collection_of(unit)].append(
-                VectorPoint(
-                    cr.point_id(unit.id),
-                    cr.payload(unit, self._project_name),
-                    dense=dense[i] if dense else None,
-                    sparse=sparse[i],
-                )
-            )
-        stale = {
-            name: [cr.point_id(u.id) for u in old if cr.collection_of(u) == name and u.id not in new_ids]
-            for name in cr.CODE_COLLECTIONS
-        }
-        ops = [
-            op_delete_nodes(label, ids)
-            for label in ("Function", "Class")
-            if (ids := [u.id for u in old if cr.label_of(u) == label])
-        ]
-        ops.append(op_upsert_nodes([cr.file_node(fi) for fi in files] + [cr.unit_node(u) for u in units]))
-        labels = cr.labels_for(files)
-        # Replacing a unit's node dropped its edges: memories citing a unit still there keep citing it.
-        relink = [e for e in links if _code_end(e) in new_ids]
-        # Units naming requirements or components link to their memories (services.index_links).
-        named = unit_links(units, MemoryCatalog.load(self._stores.vectors)) if units else []
-        edges = cr.graph_edges([r for fi in files for r in fi.relations], labels) + relink + named
-        if edges:
-            ops.append(op_upsert_edges(edges))
-        stats["memory_links"] += len(named)
-        now = utcnow().isoformat()
-        rows = [
-            IndexedFile(
-                fi.path,
-                self._paths.root_of(fi.path),
-                fi.language,
-                fi.content_hash,
-                now,
-                len(fi.units),
-                fi.parse_errors,
-                fi.model_dump(mode="json"),
-            )
-            for fi in files
-        ]
-        # The state rows say "indexed" only in the commit that queues the graph ops (journal).
-        landed = {
-            name: [(p.id, p.payload["body_hash"], p.payload["start_line"]) for p in points]
-            for name, points in by_collection.items()
-        }
-        body = code_body(ops, delete_points=stale, upsert_points=landed, state_put=rows)
-        self._writes.apply(body, stale, by_collection, lambda: self._state.put(rows))
-        for fi in files:
-            project[fi.path] = fi
-        stats["files_indexed"] += len(files)
-        stats["store_seconds"] += time.perf_counter() - t0
-        changes = {k: v for fi in files for k, v in code_changes(previous[fi.path], fi).items()}
-        stats["memories_marked_stale"] += self._report(links, changes)
-
-    def _embed(
-        self, texts: list[str], embedded: Callable[[float], None] | None = None
-    ) -> list[list[float]] | None:
-        """Dense vectors of ``texts`` (None without a model), in chunks when someone follows."""
-        embedder = self._stores.embedder
-        if not texts or not embedder.wait_ready(60):
-            return None
-        if embedded is None:
-            return embedder.embed_documents(texts)
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), EMBED_CHUNK):
-            vectors += embedder.embed_documents(texts[start : start + EMBED_CHUNK])
-            embedded(len(vectors) / len(texts))
-        return vectors
-
     def _remove_missing(self, directory: Path, seen: set[str]) -> int:
         """Forget files under ``directory`` that were indexed before but are gone (or now excluded)."""
         prefix = self._paths.key(directory)
@@ -350,44 +245,8 @@ class CodeIndexer:
         return len(gone)
 
     def forget(self, keys: list[str]) -> None:
-        if not keys:
-            return
-        project = self._project()
-        units = [u for k in keys if (fi := project.get(k)) for u in fi.units]
-        links = self._memory_links(units, [k for k in keys if k in project])
-        changes = {k: v for key in keys for k, v in code_changes(project.get(key), None).items()}
-        points = {
-            name: [cr.point_id(u.id) for u in units if cr.collection_of(u) == name]
-            for name in cr.CODE_COLLECTIONS
-        }
-        ops = [
-            op_delete_nodes(label, ids)
-            for label in ("Function", "Class")
-            if (ids := [u.id for u in units if cr.label_of(u) == label])
-        ]
-        ops.append(op_delete_nodes(cr.FILE_LABEL, keys))
-        body = code_body(ops, delete_points=points, state_delete=keys)
-        self._writes.apply(body, points, {}, lambda: self._state.delete(keys))
-        for k in keys:
-            project.pop(k, None)
-        self._report(links, changes)
-
-    def _memory_links(self, units: list[CodeUnit], files: list[str]) -> list[GraphEdge]:
-        """Edges between memories and these units and files (one read), before they are replaced."""
-        if self._on_code_change is None or not (units or files):
-            return []
-        ids: dict[str, list[str]] = {"Function": [], "Class": [], cr.FILE_LABEL: files}
-        for unit in units:
-            ids[cr.label_of(unit)].append(unit.id)
-        # The indexer's own links (services.index_links) are rewritten from the new parse instead.
-        return [e for e in self._stores.graph.edges_between(MEMORY_LABEL, ids) if not is_index_link(e)]
-
-    def _report(self, links: list[GraphEdge], changes: dict[str, str]) -> int:
-        """Hand what changed to the hook; returns how many memories it flagged."""
-        hits = [e for e in links if _code_end(e) in changes]
-        if self._on_code_change is None or not hits:
-            return 0
-        return self._on_code_change(hits, changes)
+        """Forget these files: their units, nodes, edges and index-state rows."""
+        self._replacer.forget(keys)
 
     def _link(self, changed: set[str], stats: dict[str, Any], *, removed: bool = False) -> int:
         """Resolve CALLS/INHERITS for changed files and for the files that refer to their names."""
@@ -436,11 +295,6 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-def _code_end(edge: GraphEdge) -> str:
-    """The id at the code end of an edge between a memory and a code node."""
-    return edge.target_id if edge.source_label == MEMORY_LABEL else edge.source_id
 
 
 def _under(key: str, prefix: str) -> bool:

@@ -14,6 +14,7 @@ from memory_service.core.guards import parse_uuid
 from memory_service.core.models import MemoryStatus, Scope, utcnow
 from memory_service.core.records import MEMORIES, MEMORY_LABEL, from_payload
 from memory_service.core.scopes import CallerScope, fixed, read_conditions
+from memory_service.core.search.candidates import Candidate
 from memory_service.core.search.explain_schemas import (
     ExplainError,
     ExplainItem,
@@ -26,7 +27,7 @@ from memory_service.core.search.explain_schemas import (
     ScoreView,
 )
 from memory_service.core.search.filter import search_filter
-from memory_service.core.search.ranker import Candidate
+from memory_service.core.search.results import annotate
 from memory_service.core.search.routing import route_for
 from memory_service.core.search.service import SearchService
 from memory_service.core.ttl import EXPIRES_FIELD, NEVER
@@ -66,7 +67,7 @@ class ExplainService:
         looked_up, missing = self._lookup(ids, by_id, req.project, errors, query)
         wanted = set(ids)
         extra = [c for c in looked_up if c.record.id not in rank_of]
-        self._ranker.annotate(query, [*top, *extra])
+        annotate(query, [*top, *extra])
         items = [
             self._item(c, "query+id_lookup" if c.record.id in wanted else "query", rank_of, req, query)
             for c in top

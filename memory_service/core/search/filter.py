@@ -1,9 +1,10 @@
 """The payload filter every memory read starts from: active, unexpired, not superseded, in scope,
-of the asked types, tags and labels (memory_search, memory_explain, suggestions, export)."""
+of the asked types, tags and labels (memory_search, memory_explain, suggestions, export); and
+:func:`passes`, the same filter evaluated in Python for records read by id."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from memory_service.core.errors import ValidationError
@@ -61,3 +62,37 @@ def search_filter(
         not_equals=not_equals,
         also_any=also_any,
     )
+
+
+def passes(payload: dict[str, Any], flt: PayloadFilter) -> bool:
+    """The payload filter evaluated in Python, for records fetched by id rather than searched."""
+
+    def get(key: str) -> Any:
+        value: Any = payload
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
+    def holds(value: Any, accepted: Collection[Any]) -> bool:
+        """``in``, element-wise on a list field (ports.PayloadFilter)."""
+        if isinstance(value, list):
+            return any(v in accepted for v in value)
+        return value in accepted
+
+    if any(not holds(get(k), [v]) for k, v in flt.equals.items()):
+        return False
+    if any(not holds(get(k), vs) for k, vs in flt.any_of.items()):
+        return False
+    if any(not holds(get(k), vs) for k, vs in flt.also_any):
+        return False
+    if any(holds(get(k), [v]) for k, v in flt.not_equals.items()):
+        return False
+    for k, (lo, hi) in flt.ranges.items():
+        value = get(k)
+        if (
+            not isinstance(value, int | float)
+            or (lo is not None and value < lo)
+            or (hi is not None and value > hi)
+        ):
+            return False
+    return True

@@ -1,12 +1,13 @@
 """Hybrid retrieval and the deterministic re-score: the one code path behind search and explain.
 
 Candidates come from dense (MiniLM cosine) and sparse (BM25) search, each over the memories' own
-vectors and over their thread-context vectors (:mod:`.threads`), optionally a fuzzy-corrected
-second lexical query and one hop of graph expansion; reciprocal-rank fusion gives the ``base``
+vectors and over their thread-context vectors, optionally a fuzzy-corrected second lexical query
+and one hop of graph expansion (:mod:`.expansion`); reciprocal-rank fusion gives the ``base``
 relevance; then :func:`memory_service.core.search.scoring.score` adds recency, kind, scope, citation,
 utility, graph and thread components and the query cues (:mod:`memory_service.core.search.cues`: time,
 date, speaker) with the weights from settings. memory_search and memory_explain
-both call :meth:`Ranker.rank` and :meth:`Ranker.score_records`, so their numbers are identical.
+both call :meth:`Ranker.rank` and :meth:`Ranker.score_candidates`, so their numbers are identical;
+what a search answers from the ranked pool is :mod:`.results`' work.
 
 Utility is contextual (seed 002 votes are per memory and problem): a read's problem context is the
 plan's ``problem``, else the best-ranked problem among the candidates; each memory then counts its
@@ -14,29 +15,27 @@ votes for that problem (all its votes when it has none for it, or without a cont
 
 A plan's ``links`` (memory_search include_problem_links / include_fact_update_links) add the
 pool's linked memories (:func:`signals.edge_family`) as candidates marked ``link_only`` and list
-them on their anchor's ``linked``; :func:`attach_links` puts them after their anchors.
+them on their anchor's ``linked``; :func:`.results.attach_links` puts them after their anchors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
 
 from memory_service.core.models import MemoryRecord, Scope, utcnow
-from memory_service.core.ports import GraphEdge, PayloadFilter, ScoredPoint
+from memory_service.core.ports import PayloadFilter, ScoredPoint
 from memory_service.core.records import MEMORIES, Stores, from_payload, thread_of
 from memory_service.core.scopes import CallerScope, fixed
 from memory_service.core.search import scoring as ranking
+from memory_service.core.search.candidates import Candidate, Plan, sort_candidates
 from memory_service.core.search.cues import QueryCues
-from memory_service.core.search.routing import GENERAL, Route
+from memory_service.core.search.expansion import GraphReach
+from memory_service.core.search.routing import Route
 from memory_service.core.search.signals import (
-    MAX_LINKED,
     MAX_VOTES_READ,
     PROBLEM_KIND,
     GraphSignals,
-    edge_family,
     fuzzy_terms,
     utility_votes,
 )
@@ -52,57 +51,13 @@ SOURCES = ("dense", "context_dense", "sparse", "context_sparse")
 _EMBEDDER_THREAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embed")
 
 
-@dataclass
-class Candidate:
-    """A record found for a query, with where it came from and how it scored."""
-
-    record: MemoryRecord
-    similarity: float | None = None  # dense cosine, 0..1; None when not embedded / lexical search
-    lexical: float = 0.0  # BM25 score normalised by the query's best, 0..1
-    ranks: dict[str, int] = field(default_factory=dict)  # source -> 1-based rank
-    score: ranking.Score | None = None
-    matches: list[str] = field(default_factory=list)
-    confidence: float = 0.0
-    linked: list[str] = field(default_factory=list)  # memories a linked read attaches after this one
-    link_only: bool = False  # reached only as a link (a linked read): never a result on its own
-    via_link: bool = False  # placed in the results as a link (attach_links)
-
-    @property
-    def route_used(self) -> str:
-        """How the hit was found, in seed 004's terms (FR-029): semantic, fts or graph."""
-        if self.via_link:
-            return "graph"
-        if {"dense", "context_dense", "hop"} & self.ranks.keys():
-            return "semantic"
-        if {"sparse", "context_sparse", "fuzzy"} & self.ranks.keys():
-            return "fts"
-        return "graph"
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What to run for one query: which sources, how wide, which kinds the route favours."""
-
-    dense: bool = True
-    sparse: bool = True
-    fuzzy: bool = False
-    expand: bool = False
-    hops: int = 0  # pseudo-relevance-feedback rounds (seed 002 semantic_hops), each from the new top
-    pool: int = 50
-    route: Route = GENERAL
-    links: frozenset[str] = frozenset()  # link families attached after their anchors (signals.py)
-    skip_links: frozenset[str] = frozenset()  # link families graph expansion must not follow
-    link_filter: PayloadFilter | None = None  # what a linked memory must pass (default: the read's)
-    problem: str | None = None  # the read's problem context for utility (None: implied by the pool)
-    weights: RankingWeights | None = None  # the re-score's weights (None: the settings'), e.g. FR-024
-
-
 class Ranker:
     def __init__(self, stores: Stores, settings: RankingSettings, scope: Scope | CallerScope) -> None:
         self._stores = stores
         self._settings = settings
         self._scope = fixed(scope)
         self._signals = GraphSignals(stores.graph)
+        self._reach = GraphReach(stores, self._signals)
 
     @property
     def stores(self) -> Stores:
@@ -179,9 +134,9 @@ class Ranker:
         for hop in range(hops):
             base = self._feedback_round(query, found, rankings, weights, base, flt, plan, hop + 1, seeds)
         if plan.expand:
-            self._expand(found, flt, plan.skip_links)
+            self._reach.expand(found, flt, plan.skip_links)
         if plan.links:
-            self._link(found, plan.link_filter or flt, plan.links)
+            self._reach.link(found, plan.link_filter or flt, plan.links)
         # RRF over truncated lists: a memory in none of them (reached by graph expansion) has base 0.
         bases: dict[str, float | None] = {cid: base.get(cid, 0.0) for cid in found}
         now = utcnow()  # expired memories are never returned, swept or not (core/ttl.py)
@@ -251,16 +206,6 @@ class Ranker:
             }
             parts[rec.id] = components
         return parts
-
-    @staticmethod
-    def annotate(query: str | None, candidates: Sequence[Candidate]) -> None:
-        """Fill ``matches`` and ``confidence`` of the candidates a caller returns (not the whole pool:
-        term matching every candidate would cost more than the search)."""
-        asked = max(len(ranking.terms(query or "")), 1)
-        for cand in candidates:
-            cand.matches = ranking.matched_terms(query, cand.record.embedding_text()) if query else []
-            base = (cand.score.components.get("base") if cand.score else None) or 0.0
-            cand.confidence = ranking.confidence(cand.similarity, len(cand.matches) / asked, base)
 
     def _feedback_round(
         self,
@@ -362,52 +307,6 @@ class Ranker:
         _note(found, ordered, source)
         return [h.id for h in ordered]
 
-    def _expand(self, found: dict[str, Candidate], flt: PayloadFilter, skip: frozenset[str]) -> None:
-        """Add memories one hop away in the graph (deep mode, ambient reads) that pass the same
-        filter; with ``skip``, not those reached only by edges of these link families."""
-        if not skip:
-            linked = self._signals.neighbours_outside(list(found))
-            for point in self._stores.vectors.retrieve(MEMORIES, linked) if linked else []:
-                if passes(point.payload, flt):
-                    found.setdefault(point.id, Candidate(record=from_payload(point.payload)))
-            return
-        edges, outside = self._outside(found, flt)
-        kinds = _kinds(found, outside)
-        for edge in edges:
-            if edge_family(edge, kinds) in skip:
-                continue
-            for end in (edge.source_id, edge.target_id):
-                if end in outside:
-                    found.setdefault(end, Candidate(record=outside[end]))
-
-    def _link(self, found: dict[str, Candidate], flt: PayloadFilter, families: frozenset[str]) -> None:
-        """List on each candidate the memories ``families`` link to it (signals.edge_family); the
-        ones not in the pool join it as ``link_only`` candidates when they pass ``flt``."""
-        edges, outside = self._outside(found, flt)
-        kinds = _kinds(found, outside)
-        for edge in edges:
-            family = edge_family(edge, kinds)
-            if family not in families:
-                continue
-            for anchor, other in ((edge.target_id, edge.source_id), (edge.source_id, edge.target_id)):
-                if anchor not in found:
-                    continue
-                if other in outside:
-                    found.setdefault(other, Candidate(record=outside[other], link_only=True))
-                if other in found and other not in found[anchor].linked:
-                    found[anchor].linked.append(other)
-
-    def _outside(
-        self, found: Mapping[str, Candidate], flt: PayloadFilter
-    ) -> tuple[list[GraphEdge], dict[str, MemoryRecord]]:
-        """The pool's memory-to-memory edges, and the memories at their far ends outside the pool
-        that pass ``flt`` (at most MAX_LINKED are read)."""
-        edges = self._signals.edges(list(found)) or []
-        ends = (end for edge in edges for end in (edge.source_id, edge.target_id))
-        far = list(dict.fromkeys(end for end in ends if end not in found))[:MAX_LINKED]
-        points = self._stores.vectors.retrieve(MEMORIES, far) if far else []
-        return edges, {p.id: from_payload(p.payload) for p in points if passes(p.payload, flt)}
-
 
 def _by_score(hits: Sequence[ScoredPoint]) -> list[ScoredPoint]:
     """Best first; equal scores by id, not by where the engine stored the points: the same
@@ -428,47 +327,6 @@ def _note(found: Mapping[str, Candidate], ordered: Sequence[ScoredPoint], source
             cand.similarity = min(max(hit.score, 0.0), 1.0)
         elif source == "sparse" and top > 0:
             cand.lexical = max(hit.score, 0.0) / top
-
-
-def passes(payload: dict[str, Any], flt: PayloadFilter) -> bool:
-    """The payload filter evaluated in Python, for records fetched by id rather than searched."""
-
-    def get(key: str) -> Any:
-        value: Any = payload
-        for part in key.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        return value
-
-    def holds(value: Any, accepted: Collection[Any]) -> bool:
-        """``in``, element-wise on a list field (ports.PayloadFilter)."""
-        if isinstance(value, list):
-            return any(v in accepted for v in value)
-        return value in accepted
-
-    if any(not holds(get(k), [v]) for k, v in flt.equals.items()):
-        return False
-    if any(not holds(get(k), vs) for k, vs in flt.any_of.items()):
-        return False
-    if any(not holds(get(k), vs) for k, vs in flt.also_any):
-        return False
-    if any(holds(get(k), [v]) for k, v in flt.not_equals.items()):
-        return False
-    for k, (lo, hi) in flt.ranges.items():
-        value = get(k)
-        if (
-            not isinstance(value, int | float)
-            or (lo is not None and value < lo)
-            or (hi is not None and value > hi)
-        ):
-            return False
-    return True
-
-
-def _kinds(found: Mapping[str, Candidate], outside: Mapping[str, MemoryRecord]) -> dict[str, str]:
-    """Memory id -> type, for the pool and the memories next to it (signals.edge_family)."""
-    kinds = {cid: str(c.record.type) for cid, c in found.items()}
-    kinds.update((rid, str(r.type)) for rid, r in outside.items())
-    return kinds
 
 
 def _total(
@@ -494,28 +352,3 @@ def implied_problem(
     if problem is None or not any(pid == problem for cast in votes.values() for pid, _ in cast):
         return None
     return problem
-
-
-def attach_links(kept: Sequence[Candidate], ranked: Sequence[Candidate], limit: int) -> list[Candidate]:
-    """The results of a linked read: each kept candidate followed by the memories linked to it
-    (best-ranked first) that are not listed yet, marked ``via_link``; at most ``limit`` in all
-    (links count toward it, so the lowest-ranked results give way to the top ones' links)."""
-    by_id = {c.record.id: c for c in ranked}
-    listed = {c.record.id for c in kept}
-    out: list[Candidate] = []
-    for cand in kept:
-        out.append(cand)
-        links = sort_candidates([by_id[i] for i in cand.linked if i in by_id and i not in listed])
-        for link in links:
-            link.via_link = True
-            listed.add(link.record.id)
-            out.append(link)
-    return out[:limit]
-
-
-def sort_candidates(candidates: list[Candidate]) -> list[Candidate]:
-    def key(c: Candidate) -> tuple[float, float, str]:
-        assert c.score is not None
-        return (-c.score.total, -(c.score.components["base"] or 0.0), c.record.id)
-
-    return sorted(candidates, key=key)

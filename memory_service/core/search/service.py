@@ -7,7 +7,7 @@ the embedding model is not loaded every mode falls back to BM25, and the respons
 
 Linked reads (``include_problem_links`` / ``include_fact_update_links`` true) follow each problem
 in the results with its solutions and failed tactics (a solution or failed tactic with its
-problem), and each fact or change with its fact-update chain neighbours (ranker.attach_links):
+problem), and each fact or change with its fact-update chain neighbours (results.attach_links):
 route_used "graph", counted toward ``limit``, listed even below ``min_similarity``, and passing
 only the read's scope (not its type, tag, time or superseded filters: a superseded fact is
 exactly what a chain shows). False drops those links from the graph expansion of ambient and
@@ -29,13 +29,14 @@ from memory_service.core.models import MemoryStatus, utcnow
 from memory_service.core.records import MEMORIES, WRITE_GENERATION
 from memory_service.core.redaction.sanitize import mask_value
 from memory_service.core.scopes import read_conditions
+from memory_service.core.search.candidates import Plan
 from memory_service.core.search.filter import search_filter
-from memory_service.core.search.ranker import Candidate, Plan, Ranker, attach_links
+from memory_service.core.search.ranker import Ranker
+from memory_service.core.search.results import pack_results
 from memory_service.core.search.routing import AMBIENT, route_for
-from memory_service.core.search.schemas import MemorySearchInput, MemorySearchOutput, SearchResult
+from memory_service.core.search.schemas import MemorySearchInput, MemorySearchOutput
 from memory_service.core.search.signals import FACT_UPDATE_LINKS, PROBLEM_KIND, PROBLEM_LINKS
 from memory_service.core.search.suggest import suggestions_for
-from memory_service.core.ttl import stale_mark
 from memory_service.settings import RankingWeights
 
 CACHE_NAMESPACE = "search_fast"
@@ -86,46 +87,35 @@ class SearchService:
                 return out
         plan, warnings, model_status = self.plan(query, req.mode, req.limit, req.semantic_hops, req.read)
         plan = replace(plan, problem=problem, weights=weights, **link_options(req, scope))
-        found = self._ranker.rank(query, flt, plan)
-        ranked = [c for c in found if not c.link_only]  # a memory reached only as a link is no hit
-        if req.read == "ambient":
-            ranked = diversify(ranked, req.limit)
-        lexical = not plan.dense
-        kept = [c for c in ranked if _similarity(c, lexical) >= req.min_similarity][: req.limit]
-        if plan.links:
-            kept = attach_links(kept, found, req.limit)
-        budget = req.token_budget or (AMBIENT_TOKEN_BUDGET if req.read == "ambient" else None)
-        pack_tokens = None
-        if budget is not None:
-            kept, pack_tokens, dropped = pack(kept, budget)
-            if dropped:
-                warnings.append(f"{dropped} results left out to stay within a {budget}-token budget")
-        self._ranker.annotate(query, kept)
-        results = [_result(c, lexical) for c in kept]
+        packed = pack_results(query, self._ranker.rank(query, flt, plan), req, plan)
+        warnings += packed.warnings
+        results = packed.results
         good = sum(1 for r in results if (r.confidence or 0) >= self._ranker.settings.good_confidence)
         out = MemorySearchOutput(
             results=results,
             total=len(results),
             query_time_ms=0,
-            search_mode="lexical" if lexical else "semantic",
+            search_mode="semantic" if plan.dense else "lexical",
             model_status=model_status,
             warnings=warnings,
             mode=req.mode,
             route=plan.route.name,
-            pack_tokens=pack_tokens,
-            suggestions=suggestions_for(req, ranked, good, self._stores)
+            pack_tokens=packed.pack_tokens,
+            suggestions=suggestions_for(req, packed.ranked, good, self._stores)
             if good < 3 and req.read == "targeted"
             else [],
         )
         # Kept no longer than the first of its memories lives: an expiry bumps no write generation.
-        soonest = min((c.record.expires_at for c in kept if c.record.expires_at), default=None)
+        soonest = min((c.record.expires_at for c in packed.kept if c.record.expires_at), default=None)
         ttl = (
             CACHE_TTL_SECONDS
             if soonest is None
             else min(CACHE_TTL_SECONDS, (soonest - utcnow()).total_seconds())
         )
         if cache_key is not None and ttl > 0:
-            cached = json.dumps(mask_value(out.model_dump(mode="json")))  # suggestions quote the query
+            # The cache is a store: masked like one (suggestions quote the query). The answer is
+            # masked once, on its way out, as every tool's is (the tool layer's last guard).
+            cached = json.dumps(mask_value(out.model_dump(mode="json")))
             self._stores.cache.set(CACHE_NAMESPACE, cache_key, cached.encode(), ttl)
         out.query_time_ms = round((time.perf_counter() - started) * 1000)
         return out
@@ -200,9 +190,6 @@ class SearchService:
         return hashlib.sha256(raw.encode()).hexdigest()
 
 
-AMBIENT_TOKEN_BUDGET = 2000
-
-
 def with_projects(scope: dict[str, list[str]], extra: Sequence[str]) -> dict[str, list[str]]:
     """The read's conditions with ``extra`` projects OR-ed into its project condition; a read
     without one (every project) is left as it is."""
@@ -236,65 +223,3 @@ def check_query(text: str) -> str:
             suggestion="Describe what you are looking for, e.g. 'how do we retry failed payments'.",
         )
     return query
-
-
-def estimate_tokens(cand: Candidate) -> int:
-    """About 4 characters a token for the text an agent reads, plus a fixed cost for the fields."""
-    record = cand.record
-    return -(-(len(record.content) + len(record.title or "")) // 4) + 40
-
-
-def pack(ranked: list[Candidate], budget: int) -> tuple[list[Candidate], int, int]:
-    """Take results in rank order while they fit the budget (seed 002's ambient pack).
-
-    A result too large for what is left is skipped and smaller later ones may still fit.
-    Returns (kept, tokens used, how many were left out).
-    """
-    kept: list[Candidate] = []
-    used = 0
-    for cand in ranked:
-        cost = estimate_tokens(cand)
-        if used + cost <= budget:
-            kept.append(cand)
-            used += cost
-    return kept, used, len(ranked) - len(kept)
-
-
-def diversify(ranked: list[Candidate], limit: int) -> list[Candidate]:
-    """Ambient packs mix kinds: at most a third of the pack (2 at least) from one kind, order kept;
-    the rest follow, so nothing is lost when one kind is all there is."""
-    cap = max(2, -(-limit // 3))
-    taken: dict[str, int] = {}
-    first, rest = [], []
-    for cand in ranked:
-        kind = cand.record.type
-        if taken.get(kind, 0) < cap:
-            taken[kind] = taken.get(kind, 0) + 1
-            first.append(cand)
-        else:
-            rest.append(cand)
-    return first + rest
-
-
-def _similarity(cand: Candidate, lexical: bool) -> float:
-    if lexical:
-        return cand.lexical
-    return cand.similarity if cand.similarity is not None else 0.0
-
-
-def _result(cand: Candidate, lexical: bool) -> SearchResult:
-    record = cand.record
-    assert cand.score is not None
-    return SearchResult(
-        memory_id=record.id,
-        type=record.type,
-        content=record.content,
-        similarity=round(_similarity(cand, lexical), 4),
-        relevance_score=round(cand.score.total, 4),
-        metadata=record.metadata,
-        title=record.title,
-        created_at=record.created_at.isoformat(),
-        route_used=cand.route_used,
-        confidence=cand.confidence,
-        stale=stale_mark(record),
-    )

@@ -13,8 +13,8 @@ from typing import Any
 
 from memory_service.core.errors import MemoryServiceError
 from memory_service.core.records import MEMORIES, Stores
+from memory_service.core.search.candidates import Candidate
 from memory_service.core.search.filter import search_filter
-from memory_service.core.search.ranker import Candidate
 from memory_service.core.search.schemas import MemorySearchInput, Suggestion
 from memory_service.core.search.scoring import terms
 

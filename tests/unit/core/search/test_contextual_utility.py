@@ -17,7 +17,10 @@ from memory_service.core.models import MemoryRecord, utcnow
 from memory_service.core.ports import GraphEdge, PayloadFilter
 from memory_service.core.scopes import FACETS, GLOBAL_PROJECT, facet
 from memory_service.core.search import scoring as ranking
-from memory_service.core.search.ranker import Candidate, attach_links, implied_problem, passes
+from memory_service.core.search.candidates import Candidate
+from memory_service.core.search.filter import passes
+from memory_service.core.search.ranker import implied_problem
+from memory_service.core.search.results import attach_links
 from memory_service.core.search.schemas import MemorySearchInput
 from memory_service.core.search.service import link_options, with_projects
 from memory_service.core.search.signals import (

@@ -138,8 +138,8 @@ def test_ambient_packs_cap_each_kind_but_keep_everything() -> None:
     from datetime import UTC, datetime
 
     from memory_service.core.models import MemoryRecord
-    from memory_service.core.search.ranker import Candidate
-    from memory_service.core.search.service import diversify
+    from memory_service.core.search.candidates import Candidate
+    from memory_service.core.search.results import diversify
 
     now = datetime.now(UTC)
 
