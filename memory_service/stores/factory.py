@@ -92,13 +92,13 @@ def _neo4j_graph(settings: Settings, _db: LocalDB) -> GraphStore:
 
 
 def _sqlite_cache(_settings: Settings, db: LocalDB) -> Cache:
-    from memory_service.stores.local.stores import LocalCache
+    from memory_service.stores.local.cache import LocalCache
 
     return LocalCache(db)
 
 
 def _sqlite_queue(_settings: Settings, db: LocalDB) -> Queue:
-    from memory_service.stores.local.stores import LocalQueue
+    from memory_service.stores.local.queue import LocalQueue
 
     return LocalQueue(db)
 
@@ -118,7 +118,7 @@ def _redis_cache(settings: Settings, _db: LocalDB) -> Cache:
 
 
 def _redis_queue(settings: Settings, db: LocalDB) -> Queue:
-    from memory_service.stores.local.stores import LocalQueue
+    from memory_service.stores.local.queue import LocalQueue
     from memory_service.stores.redis.queue import RedisQueue
     from memory_service.stores.resilience.failover_queue import FailoverQueue
 
@@ -149,10 +149,10 @@ def build_stores(settings: Settings) -> Stores:
     """Open every store: embedded ones under the data directory, servers where configured."""
     from memory_service.embeddings.bm25 import Bm25Encoder
     from memory_service.embeddings.fastembed_embedder import FastEmbedder
+    from memory_service.stores.local.audit import LocalAuditLog
     from memory_service.stores.local.flags import LocalFlags
     from memory_service.stores.local.index import LocalIndexState
     from memory_service.stores.local.journal import LocalWriteJournal
-    from memory_service.stores.local.stores import LocalAuditLog
     from memory_service.stores.local.votes import LocalVoteStore
 
     openers = (

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from memory_service.core.ports import Cache, Queue
+from memory_service.stores.local.cache import LocalCache
 from memory_service.stores.local.db import DB_FILENAME, LocalDB
 from memory_service.stores.local.queue import LocalQueue
-from memory_service.stores.local.stores import LocalCache
 
 pytestmark = pytest.mark.contract
 

@@ -27,8 +27,8 @@ from memory_service.embeddings.fake import FakeEmbedder, UnavailableEmbedder
 from memory_service.embeddings.fastembed_embedder import MODEL_INPUT_CHARS, FastEmbedder
 from memory_service.embeddings.model_source import fastembed_cache_dir
 from memory_service.settings import EmbeddingSettings
+from memory_service.stores.local.cache import LocalCache
 from memory_service.stores.local.db import LocalDB
-from memory_service.stores.local.stores import LocalCache
 from tests.conftest import missing
 
 pytestmark = pytest.mark.contract

@@ -14,9 +14,11 @@ import pytest
 
 from memory_service.core.errors import ServiceUnavailableError
 from memory_service.core.ports import AuditEvent, AuditLog, AuditQuery, Cache, Flags, Queue
+from memory_service.stores.local.audit import LocalAuditLog
+from memory_service.stores.local.cache import LocalCache
 from memory_service.stores.local.db import DB_FILENAME, LocalDB
 from memory_service.stores.local.flags import LocalFlags
-from memory_service.stores.local.stores import LocalAuditLog, LocalCache, LocalQueue
+from memory_service.stores.local.queue import LocalQueue
 from memory_service.stores.owner_lock import OwnerLock, read_owner
 
 pytestmark = pytest.mark.contract

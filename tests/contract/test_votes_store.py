@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from memory_service.core.ports import AuditEvent, Vote
+from memory_service.stores.local.audit import LocalAuditLog
+from memory_service.stores.local.cache import LocalCache
 from memory_service.stores.local.db import LocalDB
-from memory_service.stores.local.stores import LocalAuditLog, LocalCache
 from memory_service.stores.local.votes import LocalVoteStore
 
 pytestmark = pytest.mark.contract

@@ -22,9 +22,10 @@ from memory_service.core.ports import AuditEvent, GraphEdge, GraphNode, IndexedF
 from memory_service.core.records import GRAPH_SYNC_TOPIC, MEMORIES, MEMORY_LABEL, to_payload
 from memory_service.core.write.graph_sync import op_upsert_edges, op_upsert_nodes
 from memory_service.core.write.journal import code_body, records_body
+from memory_service.stores.local.audit import LocalAuditLog
 from memory_service.stores.local.db import LocalDB
 from memory_service.stores.local.journal import LocalWriteJournal
-from memory_service.stores.local.stores import LocalAuditLog, LocalQueue
+from memory_service.stores.local.queue import LocalQueue
 from tests.integration.conftest import reopened
 
 pytestmark = pytest.mark.usefixtures("profile_servers")
