@@ -184,7 +184,7 @@ def drafts_for(item: StoreItem, data: KindData) -> list[Draft]:
     base = {k: v for k, v in values.items() if k not in CONTENT_ONLY.get(item.kind, ())}
     base = {k: v for k, v in base.items() if v is not None}
     if item.kind == "decision":
-        base["design_type"] = ADR  # core/services/write_rules: accepted ADRs are read-only
+        base["design_type"] = ADR  # core/write/rules.py: accepted ADRs are read-only
     if item.tags is not None:
         base["tags"] = tags_of(item.tags)
     if item.source is not None:
