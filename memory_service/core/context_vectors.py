@@ -133,11 +133,8 @@ class ContextVectors:
         payload: bool = True,
     ) -> list[ScoredPoint]:
         """Nearest by cosine; ``context`` searches the context vectors (empty when there are none)."""
-        if not context:
-            return self._store.search_dense(collection, vector, limit, flt, payload=payload)
-        if not self.has_context(collection):
-            return []
-        return self._store.search_dense(context_collection(collection), vector, limit, flt, payload=payload)
+        name = self._searched(collection, context)
+        return [] if name is None else self._store.search_dense(name, vector, limit, flt, payload=payload)
 
     def search_sparse(
         self,
@@ -150,11 +147,14 @@ class ContextVectors:
         payload: bool = True,
     ) -> list[ScoredPoint]:
         """BM25; ``context`` searches the context vectors (empty when there are none)."""
+        name = self._searched(collection, context)
+        return [] if name is None else self._store.search_sparse(name, vector, limit, flt, payload=payload)
+
+    def _searched(self, collection: str, context: bool) -> str | None:
+        """The collection a search reads: the context sibling for ``context``, None when it has none."""
         if not context:
-            return self._store.search_sparse(collection, vector, limit, flt, payload=payload)
-        if not self.has_context(collection):
-            return []
-        return self._store.search_sparse(context_collection(collection), vector, limit, flt, payload=payload)
+            return collection
+        return context_collection(collection) if self.has_context(collection) else None
 
     # ------------------------------------------------------------------ the rest of the port
     def retrieve(
